@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes .venv with the project installed. Safe to run again: it reinstalls only when
+# pyproject.toml changed. Usage: scripts/bootstrap.sh [extras]   (e.g. "test")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-}"
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+apt_install() {
+  echo "bootstrap: installing $* from Debian's packages" >&2
+  as_root apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v python3 >/dev/null || apt_install python3 python3-venv python3-pip
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv 2>/dev/null || { apt_install python3-venv; rm -rf .venv; python3 -m venv .venv; }
+fi
+
+spec="."; [ -n "$extras" ] && spec=".[$extras]"
+stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras:-base}"
+if [ ! -f "$stamp" ]; then
+  echo "bootstrap: installing aos-rules ($spec) into .venv" >&2
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e "$spec"
+  if [ -f client/pyproject.toml ] && [ "$extras" = test ]; then
+    .venv/bin/python -m pip install -q -e ./client
+  fi
+  rm -f .venv/.installed-*
+  touch "$stamp"
+fi
