@@ -1,0 +1,164 @@
+"""Gunicorn settings for the aos-rules API, all from the environment.
+
+    gunicorn --config deploy/gunicorn.conf.py 'service.api:create_app()'
+
+PORT             listen port (default 8000); HOST the address (default 0.0.0.0)
+WEB_CONCURRENCY  sync worker processes (default 2 x usable cores + 1, cores counted from the
+                 CPU affinity mask and the cgroup CPU quota, so a container limited to 1 CPU on
+                 a 64-core node gets 3 workers, not 129)
+LOG_LEVEL        gunicorn's error-log level (default info)
+GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
+GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
+
+Sync workers: each request holds one worker for its whole read-modify-write against Redis, which
+measured faster here than gthread (see shared STACK notes). preload_app is off: every worker
+imports the app itself and creates its own Redis connection pool lazily, so no socket is ever
+shared across fork().
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+from gunicorn.glogging import Logger
+
+
+def _env_int(name: str, default: int, minimum: int = 0) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def cgroup_cpu_limit(root: str | os.PathLike[str] = "/sys/fs/cgroup") -> int | None:
+    """CPUs allowed by the cgroup quota (v2 cpu.max, or v1 cfs quota), rounded up; None if none."""
+    base = Path(root)
+    try:
+        quota, _, period = (base / "cpu.max").read_text().strip().partition(" ")
+        if quota != "max":
+            return max(1, math.ceil(int(quota) / int(period or 100000)))
+        return None
+    except (OSError, ValueError):
+        pass
+    try:
+        quota_us = int((base / "cpu" / "cpu.cfs_quota_us").read_text())
+        period_us = int((base / "cpu" / "cpu.cfs_period_us").read_text())
+        if quota_us > 0 and period_us > 0:
+            return max(1, math.ceil(quota_us / period_us))
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def available_cpus() -> int:
+    """Cores this process may use: the affinity mask, capped by any cgroup CPU quota."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cpus = os.cpu_count() or 1
+    limit = cgroup_cpu_limit()
+    return max(1, min(cpus, limit) if limit else cpus)
+
+
+def default_workers() -> int:
+    return 2 * available_cpus() + 1
+
+
+class JsonAccessLogger(Logger):
+    """One JSON object per request on the access log, so log pipelines need no regex.
+
+    Values come from the request (path, user agent), so they are JSON-encoded, never
+    pasted into a format string.
+    """
+
+    def access(self, resp, req, environ, request_time):
+        if not self.cfg.accesslog:
+            return
+        status = resp.status
+        if isinstance(status, str):
+            status = status.split(None, 1)[0]
+        headers = dict((k.lower(), v) for k, v in (resp.headers or []))
+        record = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "log": "access",
+            "remote": environ.get("REMOTE_ADDR"),
+            "method": environ.get("REQUEST_METHOD"),
+            "path": environ.get("PATH_INFO"),
+            "query": environ.get("QUERY_STRING") or None,
+            "status": int(status) if str(status).isdigit() else status,
+            "bytes": getattr(resp, "sent", None),
+            "duration_ms": round(request_time.total_seconds() * 1000, 3),
+            "request_id": headers.get("x-request-id"),
+            "user_agent": environ.get("HTTP_USER_AGENT"),
+            "pid": os.getpid(),
+        }
+        try:
+            self.access_log.info("%s", json.dumps(record, separators=(",", ":")))
+        except Exception:  # never let logging fail a request
+            self.exception("access log failed")
+
+
+# --- server socket ---
+bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{_env_int('PORT', 8000, minimum=1)}"]
+backlog = 2048
+
+# --- workers ---
+worker_class = "sync"
+workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
+preload_app = False  # a Redis pool per worker, created lazily after fork
+timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
+graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)  # < k8s grace (40 s)
+keepalive = 2  # unused by sync workers; kept low for any other worker class
+max_requests = _env_int("GUNICORN_MAX_REQUESTS", 2000)  # recycle workers: bounds any leak
+max_requests_jitter = _env_int("GUNICORN_MAX_REQUESTS_JITTER", 200)  # ...not all at once
+# Heartbeat files in RAM: the root filesystem is read-only in Kubernetes, and /tmp may be disk.
+_SHM = "/dev/shm"
+worker_tmp_dir = _SHM if os.path.isdir(_SHM) and os.access(_SHM, os.W_OK) else None
+
+# --- request limits (the app also caps bodies; these stop abuse before Flask sees it) ---
+limit_request_line = 4094
+limit_request_fields = 100
+limit_request_field_size = 8190
+
+# --- proxies: trust X-Forwarded-* only from these addresses ---
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+# --- logging: everything to stdout/stderr, for the container runtime to collect ---
+accesslog = "-"
+errorlog = "-"
+loglevel = os.environ.get("LOG_LEVEL", "info").lower()
+logger_class = JsonAccessLogger
+capture_output = False
+proc_name = "aos-rules"
+
+# --- gunicorn >= 25.1 control socket (gunicornc): off. It would be created under $HOME, which
+# does not exist in the image (read-only root); scale by replicas and WEB_CONCURRENCY instead.
+# Older gunicorn ignores the unknown setting.
+control_socket_disable = True
+
+
+if __name__ == "__main__":
+    # `python deploy/gunicorn.conf.py`: load this file as gunicorn does, pass every setting
+    # through gunicorn's own validators, and print the result (deploy/check.sh runs this).
+    from gunicorn.config import Config
+
+    _cfg = Config()
+    for _key, _value in list(globals().items()):
+        if _key in _cfg.settings:
+            _cfg.set(_key, _value)
+    print(
+        f"workers={_cfg.workers} bind={_cfg.bind} worker_class={_cfg.worker_class_str} "
+        f"timeout={_cfg.timeout} graceful_timeout={_cfg.graceful_timeout} "
+        f"max_requests={_cfg.max_requests}+{_cfg.max_requests_jitter} "
+        f"preload_app={_cfg.preload_app} loglevel={_cfg.loglevel}"
+    )
