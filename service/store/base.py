@@ -1,0 +1,111 @@
+"""The store interface: games as opaque bytes under an integer version, and their move logs.
+
+The store knows nothing of the rules or of HTTP. A game is a version, the engine's state, the
+API's metadata and the rendered view at that version (so a read of the view needs no decoding),
+plus an append-only log with one entry per applied move.
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached or did not answer in time; nothing is known to have changed."""
+
+
+class GameExists(Exception):
+    """A game with that id is stored already."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    version: int
+    state: bytes
+    meta: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class IdemRecord:
+    """What to remember under an idempotency key, written in the same atomic step as the game."""
+
+    key: str
+    value: bytes
+    ttl: int
+
+
+class Outcome(enum.Enum):
+    APPLIED = "applied"
+    CONFLICT = "conflict"  # the game is no longer at the expected version
+    MISSING = "missing"  # no such game (never created, or expired)
+    REPLAYED = "replayed"  # the idempotency key was used already: nothing was written
+
+
+@dataclass(frozen=True, slots=True)
+class CommitResult:
+    outcome: Outcome
+    version: int | None = None  # the new version when applied, the current one on conflict
+    replay: bytes | None = None  # the stored idempotency record when replayed
+
+
+class GameStore(ABC):
+    """Where games live. Every method raises StoreUnavailable when the backend is unreachable."""
+
+    kind: str
+
+    @abstractmethod
+    def create(
+        self,
+        game_id: str,
+        *,
+        state: bytes,
+        meta: bytes,
+        view: bytes,
+        ttl: int,
+        idem: IdemRecord | None = None,
+    ) -> bytes | None:
+        """Store a new game at version 0. Returns None when created, or, if `idem.key` was used
+        before, the record stored with it (and writes nothing). Raises GameExists otherwise when
+        the id is taken."""
+
+    @abstractmethod
+    def load(self, game_id: str) -> Stored | None:
+        """The game's version, state and metadata, or None."""
+
+    @abstractmethod
+    def load_view(self, game_id: str) -> tuple[int, bytes] | None:
+        """The game's version and its rendered view, or None."""
+
+    @abstractmethod
+    def version(self, game_id: str) -> int | None:
+        """The game's version, or None."""
+
+    @abstractmethod
+    def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        state: bytes,
+        view: bytes,
+        log_entry: bytes,
+        ttl: int,
+        idem: IdemRecord | None = None,
+    ) -> CommitResult:
+        """Atomically: if the game is at `expected_version` (and `idem.key` is unused), store the
+        new state and view at expected_version + 1, append `log_entry` to the log, remember
+        `idem` and refresh the game's expiry to `ttl` seconds. All of it or none of it."""
+
+    @abstractmethod
+    def history(self, game_id: str) -> list[bytes] | None:
+        """Every log entry in order, or None when there is no such game."""
+
+    @abstractmethod
+    def idempotency_record(self, game_id: str, key: str) -> bytes | None:
+        """The record stored under an idempotency key of this game, or None."""
+
+    @abstractmethod
+    def ping(self) -> None:
+        """Return when the store answers; raise StoreUnavailable when it does not."""

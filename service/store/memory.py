@@ -1,0 +1,127 @@
+"""MemoryStore: the embedded store for one process (local runs, tests). Same semantics as
+RedisStore, including expiry, behind one lock."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored
+
+
+@dataclass
+class _Game:
+    version: int
+    state: bytes
+    meta: bytes
+    view: bytes
+    expires: float
+    log: list[bytes] = field(default_factory=list)
+
+
+class MemoryStore(GameStore):
+    kind = "memory"
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._games: dict[str, _Game] = {}
+        self._idem: dict[tuple[str, str], tuple[bytes, float]] = {}
+
+    def _live(self, game_id: str) -> _Game | None:
+        game = self._games.get(game_id)
+        if game is not None and game.expires <= self._clock():
+            del self._games[game_id]
+            return None
+        return game
+
+    def _idem_value(self, game_id: str, key: str) -> bytes | None:
+        entry = self._idem.get((game_id, key))
+        if entry is None:
+            return None
+        if entry[1] <= self._clock():
+            del self._idem[(game_id, key)]
+            return None
+        return entry[0]
+
+    def _remember(self, game_id: str, idem: IdemRecord | None) -> None:
+        if idem is not None:
+            self._idem[(game_id, idem.key)] = (idem.value, self._clock() + idem.ttl)
+
+    def create(
+        self,
+        game_id: str,
+        *,
+        state: bytes,
+        meta: bytes,
+        view: bytes,
+        ttl: int,
+        idem: IdemRecord | None = None,
+    ) -> bytes | None:
+        with self._lock:
+            if idem is not None:
+                prior = self._idem_value(game_id, idem.key)
+                if prior is not None:
+                    return prior
+            if self._live(game_id) is not None:
+                raise GameExists(game_id)
+            self._games[game_id] = _Game(0, state, meta, view, self._clock() + ttl)
+            self._remember(game_id, idem)
+            return None
+
+    def load(self, game_id: str) -> Stored | None:
+        with self._lock:
+            game = self._live(game_id)
+            return None if game is None else Stored(game.version, game.state, game.meta)
+
+    def load_view(self, game_id: str) -> tuple[int, bytes] | None:
+        with self._lock:
+            game = self._live(game_id)
+            return None if game is None else (game.version, game.view)
+
+    def version(self, game_id: str) -> int | None:
+        with self._lock:
+            game = self._live(game_id)
+            return None if game is None else game.version
+
+    def commit(
+        self,
+        game_id: str,
+        *,
+        expected_version: int,
+        state: bytes,
+        view: bytes,
+        log_entry: bytes,
+        ttl: int,
+        idem: IdemRecord | None = None,
+    ) -> CommitResult:
+        with self._lock:
+            game = self._live(game_id)
+            if game is None:
+                return CommitResult(Outcome.MISSING)
+            if idem is not None:
+                prior = self._idem_value(game_id, idem.key)
+                if prior is not None:
+                    return CommitResult(Outcome.REPLAYED, game.version, prior)
+            if game.version != expected_version:
+                return CommitResult(Outcome.CONFLICT, game.version)
+            game.version += 1
+            game.state, game.view = state, view
+            game.log.append(log_entry)
+            game.expires = self._clock() + ttl
+            self._remember(game_id, idem)
+            return CommitResult(Outcome.APPLIED, game.version)
+
+    def history(self, game_id: str) -> list[bytes] | None:
+        with self._lock:
+            game = self._live(game_id)
+            return None if game is None else list(game.log)
+
+    def idempotency_record(self, game_id: str, key: str) -> bytes | None:
+        with self._lock:
+            return self._idem_value(game_id, key)
+
+    def ping(self) -> None:
+        return None

@@ -1,0 +1,115 @@
+"""RedisStore specifics on a real redis-server: key layout, TTLs, outages."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from redis.crc import key_slot
+
+from service.store import IdemRecord, Outcome, RedisStore, StoreUnavailable
+
+
+def test_keys_share_one_hash_tag(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    store.commit(
+        "abc",
+        expected_version=0,
+        state=b"s1",
+        view=b"v1",
+        log_entry=b"e",
+        ttl=60,
+        idem=IdemRecord("k1", b"r", 30),
+    )
+    with redis_server.client() as client:
+        keys = sorted(k.decode() for k in client.keys("*"))
+    slots = {key_slot(k.encode()) for k in keys}
+    assert keys == [
+        "aos:v1:{game:abc}:idem:k1",
+        "aos:v1:{game:abc}:log",
+        "aos:v1:{game:abc}:state",
+    ]
+    assert len(slots) == 1
+
+
+def test_commit_refreshes_ttls(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    store.create("t", state=b"s", meta=b"m", view=b"v", ttl=50)
+    with redis_server.client() as client:
+        assert 45 <= client.ttl("aos:v1:{game:t}:state") <= 50
+        store.commit(
+            "t",
+            expected_version=0,
+            state=b"s1",
+            view=b"v1",
+            log_entry=b"e",
+            ttl=500,
+            idem=IdemRecord("k", b"r", 20),
+        )
+        assert 495 <= client.ttl("aos:v1:{game:t}:state") <= 500
+        assert 495 <= client.ttl("aos:v1:{game:t}:log") <= 500
+        assert 15 <= client.ttl("aos:v1:{game:t}:idem:k") <= 20
+
+
+def test_idle_game_expires(redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    store.create("short", state=b"s", meta=b"m", view=b"v", ttl=1)
+    assert store.version("short") == 0
+    time.sleep(1.3)
+    assert store.load("short") is None
+    assert (
+        store.commit(
+            "short", expected_version=0, state=b"x", view=b"x", log_entry=b"x", ttl=1
+        ).outcome
+        is Outcome.MISSING
+    )
+
+
+def test_unreachable_redis_is_store_unavailable() -> None:
+    from conftest import free_port
+
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", connect_timeout=0.2, retries=0)
+    for call in (
+        store.ping,
+        lambda: store.load("g"),
+        lambda: store.load_view("g"),
+        lambda: store.history("g"),
+        lambda: store.create("g", state=b"s", meta=b"m", view=b"v", ttl=1),
+        lambda: store.commit("g", expected_version=0, state=b"s", view=b"v", log_entry=b"e", ttl=1),
+    ):
+        with pytest.raises(StoreUnavailable):
+            call()
+
+
+def test_kill_and_restart_keeps_every_committed_move(durable_redis) -> None:
+    store = RedisStore(durable_redis.url, connect_timeout=0.2, socket_timeout=0.5, retries=1)
+    store.create("k", state=b"s0", meta=b"m", view=b"v0", ttl=600)
+    for n in range(1, 6):
+        assert (
+            store.commit(
+                "k",
+                expected_version=n - 1,
+                state=f"s{n}".encode(),
+                view=f"v{n}".encode(),
+                log_entry=f"e{n}".encode(),
+                ttl=600,
+            ).outcome
+            is Outcome.APPLIED
+        )
+    durable_redis.kill()
+    with pytest.raises(StoreUnavailable):
+        store.commit("k", expected_version=5, state=b"s6", view=b"v6", log_entry=b"e6", ttl=600)
+    with pytest.raises(StoreUnavailable):
+        store.ping()
+    durable_redis.start()
+    # The script cache is gone after a restart; EVALSHA falls back to EVAL.
+    stored = store.load("k")
+    assert (stored.version, stored.state) == (5, b"s5")
+    assert store.history("k") == [f"e{n}".encode() for n in range(1, 6)]
+    assert (
+        store.commit(
+            "k", expected_version=5, state=b"s6", view=b"v6", log_entry=b"e6", ttl=600
+        ).outcome
+        is Outcome.APPLIED
+    )

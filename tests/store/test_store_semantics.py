@@ -1,0 +1,133 @@
+"""The store contract, run against MemoryStore and against RedisStore on a real redis-server."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from service.store import (
+    GameExists,
+    GameStore,
+    IdemRecord,
+    MemoryStore,
+    Outcome,
+    RedisStore,
+)
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    store = RedisStore(request.getfixturevalue("redis_url"))
+    yield store
+    store.close()
+
+
+def create(store: GameStore, game_id: str = "g1", ttl: int = 3600) -> None:
+    assert store.create(game_id, state=b"s0", meta=b"m", view=b"v0", ttl=ttl) is None
+
+
+def commit(store: GameStore, expected: int, n: int, game_id: str = "g1", **kw: object):
+    return store.commit(
+        game_id,
+        expected_version=expected,
+        state=f"s{n}".encode(),
+        view=f"v{n}".encode(),
+        log_entry=f"e{n}".encode(),
+        ttl=3600,
+        **kw,
+    )
+
+
+def test_create_then_load(store: GameStore) -> None:
+    create(store)
+    stored = store.load("g1")
+    assert (stored.version, stored.state, stored.meta) == (0, b"s0", b"m")
+    assert store.load_view("g1") == (0, b"v0")
+    assert store.version("g1") == 0
+    assert store.history("g1") == []
+
+
+def test_unknown_game(store: GameStore) -> None:
+    assert store.load("nope") is None
+    assert store.load_view("nope") is None
+    assert store.version("nope") is None
+    assert store.history("nope") is None
+    assert commit(store, 0, 1, game_id="nope").outcome is Outcome.MISSING
+
+
+def test_create_twice_is_refused(store: GameStore) -> None:
+    create(store)
+    with pytest.raises(GameExists):
+        create(store)
+    assert store.load("g1").state == b"s0"
+
+
+def test_compare_and_set(store: GameStore) -> None:
+    create(store)
+    applied = commit(store, 0, 1)
+    assert (applied.outcome, applied.version) == (Outcome.APPLIED, 1)
+    stale = commit(store, 0, 99)
+    assert (stale.outcome, stale.version) == (Outcome.CONFLICT, 1)
+    assert commit(store, 1, 2).version == 2
+    assert store.load("g1").state == b"s2"
+    assert store.load_view("g1") == (2, b"v2")
+    assert store.history("g1") == [b"e1", b"e2"]
+
+
+def test_idempotency_record_is_written_with_the_move(store: GameStore) -> None:
+    create(store)
+    first = commit(store, 0, 1, idem=IdemRecord("k", b"response-1", 600))
+    assert first.outcome is Outcome.APPLIED
+    assert store.idempotency_record("g1", "k") == b"response-1"
+    again = commit(store, 1, 2, idem=IdemRecord("k", b"response-2", 600))
+    assert (again.outcome, again.replay) == (Outcome.REPLAYED, b"response-1")
+    assert store.version("g1") == 1
+    assert store.history("g1") == [b"e1"]
+
+
+def test_idempotent_create(store: GameStore) -> None:
+    record = IdemRecord("c", b"created", 600)
+    assert store.create("g2", state=b"s", meta=b"m", view=b"v", ttl=60, idem=record) is None
+    repeat = store.create("g2", state=b"x", meta=b"x", view=b"x", ttl=60, idem=record)
+    assert repeat == b"created"
+    assert store.load("g2").state == b"s"
+
+
+def test_race_of_many_threads_has_one_winner(store: GameStore) -> None:
+    create(store)
+    threads, results = 16, []
+    barrier = threading.Barrier(threads)
+
+    def writer(n: int) -> None:
+        barrier.wait()
+        results.append(commit(store, 0, n))
+
+    pool = [threading.Thread(target=writer, args=(n,)) for n in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join()
+    winners = [r for r in results if r.outcome is Outcome.APPLIED]
+    assert len(winners) == 1
+    losers = [r for r in results if r is not winners[0]]
+    assert all(r.outcome is Outcome.CONFLICT and r.version == 1 for r in losers)
+    assert store.version("g1") == 1
+    assert len(store.history("g1")) == 1
+
+
+def test_memory_store_expires_idle_games() -> None:
+    now = [1000.0]
+    store = MemoryStore(clock=lambda: now[0])
+    create(store, ttl=10)
+    now[0] += 9
+    assert commit(store, 0, 1).outcome is Outcome.APPLIED  # refreshes the expiry to 3600
+    now[0] += 3599
+    assert store.version("g1") == 1
+    now[0] += 2
+    assert store.load("g1") is None
+    assert store.history("g1") is None
