@@ -9,6 +9,8 @@ WEB_CONCURRENCY  sync worker processes (default 2 x usable cores + 1, cores coun
 LOG_LEVEL        gunicorn's error-log level (default info)
 GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
 GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
+PROMETHEUS_MULTIPROC_DIR  if set: emptied at start, and prometheus_client is told when a worker
+                 exits, so /metrics sums every worker's counts (see on_starting, child_exit)
 
 Sync workers: each request holds one worker for its whole read-modify-write against Redis, which
 measured faster here than gthread (see shared STACK notes). preload_app is off: every worker
@@ -119,8 +121,10 @@ preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
 graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)  # < k8s grace (40 s)
 keepalive = 2  # unused by sync workers; kept low for any other worker class
-max_requests = _env_int("GUNICORN_MAX_REQUESTS", 2000)  # recycle workers: bounds any leak
-max_requests_jitter = _env_int("GUNICORN_MAX_REQUESTS_JITTER", 200)  # ...not all at once
+# Recycle workers now and then (bounds any slow leak), not all at once (jitter). Not too often:
+# each recycled worker leaves its metrics files behind in multi-process mode (see below).
+max_requests = _env_int("GUNICORN_MAX_REQUESTS", 10000)
+max_requests_jitter = _env_int("GUNICORN_MAX_REQUESTS_JITTER", 1000)
 # Heartbeat files in RAM: the root filesystem is read-only in Kubernetes, and /tmp may be disk.
 _SHM = "/dev/shm"
 worker_tmp_dir = _SHM if os.path.isdir(_SHM) and os.access(_SHM, os.W_OK) else None
@@ -145,6 +149,29 @@ proc_name = "aos-rules"
 # does not exist in the image (read-only root); scale by replicas and WEB_CONCURRENCY instead.
 # Older gunicorn ignores the unknown setting.
 control_socket_disable = True
+
+
+# --- metrics across workers: prometheus_client's multi-process mode, if the app uses it ---
+def on_starting(server):
+    """Start from an empty metrics directory: files of a previous run would be summed in."""
+    metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not metrics_dir:
+        return
+    path = Path(metrics_dir)
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+
+
+def child_exit(server, worker):
+    """A worker is gone: drop its live gauges (its counters stay, so totals never go back)."""
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    try:
+        from prometheus_client import multiprocess
+    except ImportError:
+        return
+    multiprocess.mark_process_dead(worker.pid)
 
 
 if __name__ == "__main__":

@@ -198,3 +198,17 @@ def test_renderer_finds_unlisted_files_and_broken_references(tmp_path):
     problems = render.check_consistency(render.load_resources(kdir))
     assert any(p.startswith("Service/aos-rules: selector") for p in problems), problems
     assert any("has no key REDIS_URL" in p for p in problems), problems
+
+
+def test_metrics_dir_is_emptied_at_start(monkeypatch, tmp_path):
+    conf = _load_conf(monkeypatch)
+    metrics = tmp_path / "metrics"
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(metrics))
+    conf.on_starting(server=None)
+    assert metrics.is_dir()
+    (metrics / "counter_123.db").write_bytes(b"stale")
+    (metrics / "keep.txt").write_text("not ours")
+    conf.on_starting(server=None)
+    assert sorted(p.name for p in metrics.iterdir()) == ["keep.txt"]
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
+    conf.on_starting(server=None)  # unset: nothing to do
