@@ -1,0 +1,76 @@
+"""Errors the engine raises, with stable codes that name the broken rule."""
+
+from __future__ import annotations
+
+# Every code apply() can raise, with what it means. docs/error-codes.md is made from this table.
+CODES: dict[str, str] = {
+    "BAD_MOVE": "the move is malformed: a field is missing, of the wrong type or out of range",
+    "UNKNOWN_MOVE_TYPE": "no move has that type",
+    "GAME_FINISHED": "the game is over",
+    "NOT_YOUR_TURN": "another seat decides now",
+    "WRONG_PHASE": "that kind of move is not made in the current phase",
+    "PLAYER_ELIMINATED": "an eliminated player takes no further part",
+    "SHARE_LIMIT": "no more than 15 shares may be issued in all",
+    "BID_TOO_LOW": "a bid must be at least $1 and above the high bid",
+    "BID_ABOVE_CASH": "a bid may not exceed the bidder's cash",
+    "TURN_ORDER_PASS_UNAVAILABLE": "only the Turn Order holder may pass, once, and not with two bidders left",
+    "MUST_DROP_OUT": "this player must drop out of this auction",
+    "ACTION_UNAVAILABLE": "that action is taken, locked or not on this map",
+    "NO_TILES_LEFT": "the player has placed every tile this build turn allows",
+    "NO_TRACK_THIS_ROUND": "the player may lay no track this round",
+    "HEX_ALREADY_BUILT": "a hex may be built on only once per build turn",
+    "OFF_MAP": "track may not be built off the map or point off it",
+    "NOT_BUILDABLE": "no track may be built on this hex (city, water, or closed)",
+    "INTO_IMPASSABLE": "track may not point into water or another closed hex",
+    "TILE_UNKNOWN": "no track tile has that shape",
+    "TILE_UNAVAILABLE": "every tile of that shape is in use",
+    "TOWN_DISKS_EXHAUSTED": "all 8 town disks are on the board",
+    "TOWN_NEEDS_TOWN_TRACK": "a town hex takes only town track, and other hexes none",
+    "MUST_KEEP_TRACK": "a replacement must keep every existing track",
+    "REDIRECT_NOT_ALLOWED": "only the dangling end of your own or unowned incomplete track may be redirected",
+    "NOT_CONNECTED": "new track must start from a city or extend the builder's own track",
+    "FIRST_TILE_SIMPLE": "a player's first tile must be simple track connected to a city",
+    "INTO_OPPONENT_TRACK": "track may not be built into another player's track end",
+    "LOOP": "a link may not start and end at the same city or town",
+    "INSUFFICIENT_CASH": "the player cannot pay for this",
+    "URBANIZE_NOT_HOLDER": "only the Urbanization holder may urbanize",
+    "URBANIZE_ALREADY": "urbanization happens once, before the first tile of the build turn",
+    "URBANIZE_NOT_TOWN": "a new city goes on a town hex",
+    "NEW_CITY_UNAVAILABLE": "that new-city tile is placed already or not in this game",
+    "NO_SUCH_LINK": "a named link does not exist or is not complete",
+    "ROUTE_BROKEN": "the links do not join up from the start city",
+    "NO_CUBE": "the start city has no cube of that colour",
+    "ROUTE_TOO_LONG": "a delivery may use no more links than the locomotive level",
+    "REVISITS_STOP": "a delivery may not visit a city or town twice",
+    "PASSES_OWN_COLOUR": "a cube must stop at the first city of its colour",
+    "WRONG_DESTINATION": "the delivery must end at a city that takes the cube's colour",
+    "ROUTE_BLOCKED": "a map rule closes this route",
+    "LOCOMOTIVE_UPGRADED": "the locomotive may be upgraded once per move-goods phase",
+    "LOCOMOTIVE_MAX": "the locomotive cannot go above 6",
+    "MOVE_LIMIT": "this player has no move opportunity left",
+    "BAD_PLACEMENT": "production cubes go on empty display squares, one per drawn cube that fits",
+    "REMOVE_WALL_NOT_ALLOWED": "only the Engineer holder on a wall map removes a wall disc, once, for a tile",
+}
+
+
+class IllegalMove(Exception):
+    """A move that the rules forbid now. `code` is one of CODES; `extra` helps the caller."""
+
+    def __init__(self, code: str, detail: str | None = None, **extra: object) -> None:
+        assert code in CODES, code
+        self.code = code
+        self.detail = detail or CODES[code]
+        self.extra = extra
+        super().__init__(f"{code}: {self.detail}")
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "detail": self.detail, **self.extra}
+
+
+class SetupError(ValueError):
+    """A game that cannot be created as asked: UNKNOWN_MAP, PLAYER_COUNT or BAD_OPTION."""
+
+    def __init__(self, code: str, detail: str) -> None:
+        self.code = code
+        self.detail = detail
+        super().__init__(f"{code}: {detail}")

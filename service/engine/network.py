@@ -1,0 +1,199 @@
+"""Track as a network: pieces of track, the routes they form, and which routes are links.
+
+A piece is one track on one hex: `(hex, a, b)` between edges a and b, or `(hex, e, CENTRE)`
+for a town exit from edge e to the town in the middle. A route is a maximal chain of pieces
+joined end to end; it is a complete link when both of its ends are stops (a city, or a town
+whose track it enters).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from service.engine.hexgrid import Hex, key, neighbour, opposite, parse_key
+from service.engine.maps import MapData
+
+CENTRE = -1
+Piece = tuple[Hex, int, int]
+
+
+@dataclass
+class End:
+    """One end of a route: at a stop (`hex` is the stop, `edge` leaves it toward the route),
+    open (track on `hex` points out through `edge` at nothing), or a cycle."""
+
+    kind: str  # "stop" | "open" | "cycle"
+    hex: Hex
+    edge: int
+
+
+@dataclass
+class Route:
+    pieces: list[Piece]
+    ends: tuple[End, End]
+    owner: int | None
+
+    @property
+    def complete(self) -> bool:
+        return self.ends[0].kind == "stop" and self.ends[1].kind == "stop"
+
+    @property
+    def stops(self) -> tuple[Hex, Hex]:
+        return (self.ends[0].hex, self.ends[1].hex)
+
+    @property
+    def link_id(self) -> str:
+        a, b = self.ends
+        first = min((a.hex, a.edge), (b.hex, b.edge))
+        return f"{key(first[0])},{first[1]}"
+
+    def hexes(self) -> list[Hex]:
+        out = [self.ends[0].hex]
+        for p in self.pieces:
+            if p[0] != out[-1]:
+                out.append(p[0])
+        if self.ends[1].hex != out[-1]:
+            out.append(self.ends[1].hex)
+        return out
+
+
+def other_edge(piece: Piece, edge: int) -> int:
+    return piece[2] if piece[1] == edge else piece[1]
+
+
+class Network:
+    """The track of one state, indexed for tracing. Built per call; cheap (a few hundred pieces)."""
+
+    def __init__(self, state: dict, board: MapData) -> None:
+        self.map = board
+        new_cities = {parse_key(k) for k in state["new_cities"]}
+        self.cities: set[Hex] = set(board.cities) | new_cities
+        self.towns: set[Hex] = set(board.towns) - new_cities
+        self.owner: dict[Piece, int | None] = {}
+        self.end_index: dict[tuple[Hex, int], Piece] = {}
+        self.by_hex: dict[Hex, list[Piece]] = {}
+        for k, tracks in state["track"].items():
+            h = parse_key(k)
+            for a, b, owner in tracks:
+                self._add((h, a, b), owner)
+        for k, exits in state["towns"].items():
+            h = parse_key(k)
+            for e, owner in exits:
+                self._add((h, e, CENTRE), owner)
+        self._routes: list[Route] | None = None
+
+    # -- editing (used to try a build before it is made) --------------------------------
+
+    def _add(self, piece: Piece, owner: int | None) -> None:
+        self.owner[piece] = owner
+        self.end_index[(piece[0], piece[1])] = piece
+        if piece[2] != CENTRE:
+            self.end_index[(piece[0], piece[2])] = piece
+        self.by_hex.setdefault(piece[0], []).append(piece)
+        self._routes = None
+
+    def _remove(self, piece: Piece) -> None:
+        del self.owner[piece]
+        del self.end_index[(piece[0], piece[1])]
+        if piece[2] != CENTRE:
+            del self.end_index[(piece[0], piece[2])]
+        self.by_hex[piece[0]].remove(piece)
+        self._routes = None
+
+    def replace_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> dict[Piece, int | None]:
+        """Puts `pieces` (with owners) on hex h instead of what it holds; returns what it held."""
+        old = {p: self.owner[p] for p in self.by_hex.get(h, [])}
+        for p in old:
+            self._remove(p)
+        for p, owner in pieces.items():
+            self._add(p, owner)
+        return old
+
+    # -- queries -----------------------------------------------------------------------
+
+    def pieces_on(self, h: Hex) -> list[Piece]:
+        return self.by_hex.get(h, [])
+
+    def facing(self, h: Hex, edge: int) -> Piece | None:
+        """The piece on the far side of h's edge that ends at that edge, if any."""
+        return self.end_index.get((neighbour(h, edge), opposite(edge)))
+
+    def is_stop(self, h: Hex) -> bool:
+        return h in self.cities or h in self.towns
+
+    def walk(self, h: Hex, edge: int, seen: set[Piece]) -> tuple[list[Piece], End]:
+        """Follows track leaving hex h through `edge` until it reaches a stop or stops."""
+        pieces: list[Piece] = []
+        while True:
+            n = neighbour(h, edge)
+            entry = opposite(edge)
+            if n in self.cities:
+                return pieces, End("stop", n, entry)
+            p = self.end_index.get((n, entry))
+            if n in self.towns:
+                if p is not None:
+                    pieces.append(p)
+                    seen.add(p)
+                    return pieces, End("stop", n, entry)
+                return pieces, End("open", h, edge)
+            if p is None:
+                return pieces, End("open", h, edge)
+            if p in seen:
+                return pieces, End("cycle", n, entry)
+            seen.add(p)
+            pieces.append(p)
+            h, edge = n, other_edge(p, entry)
+
+    def route_through(self, piece: Piece, seen: set[Piece] | None = None) -> Route:
+        seen = set() if seen is None else seen
+        seen.add(piece)
+        h, a, b = piece
+        if b == CENTRE:
+            ahead, end = self.walk(h, a, seen)
+            return Route([piece, *ahead], (End("stop", h, a), end), self.owner[piece])
+        left, end_a = self.walk(h, a, seen)
+        right, end_b = self.walk(h, b, seen)
+        left.reverse()
+        return Route([*left, piece, *right], (end_a, end_b), self.owner[piece])
+
+    def routes(self) -> list[Route]:
+        if self._routes is None:
+            seen: set[Piece] = set()
+            routes = []
+            for piece in sorted(self.owner):
+                if piece not in seen:
+                    routes.append(self.route_through(piece, seen))
+            self._routes = routes
+        return self._routes
+
+    def links(self) -> list[Route]:
+        return [r for r in self.routes() if r.complete]
+
+
+def write_hex(state: dict, h: Hex, pieces: dict[Piece, int | None]) -> None:
+    """Stores the pieces of one hex in the state (plain track or town exits)."""
+    k = key(h)
+    plain = sorted([p[1], p[2], o] for p, o in pieces.items() if p[2] != CENTRE)
+    exits = sorted([p[1], o] for p, o in pieces.items() if p[2] == CENTRE)
+    if plain:
+        state["track"][k] = plain
+    else:
+        state["track"].pop(k, None)
+    if exits:
+        state["towns"][k] = exits
+    else:
+        state["towns"].pop(k, None)
+
+
+def set_route_owner(state: dict, route: Route, owner: int | None) -> None:
+    """Gives every piece of a route one owner, in the state."""
+    for (h, a, b) in route.pieces:
+        k = key(h)
+        if b == CENTRE:
+            for entry in state["towns"][k]:
+                if entry[0] == a:
+                    entry[1] = owner
+        else:
+            for entry in state["track"][k]:
+                if (entry[0], entry[1]) == (a, b):
+                    entry[2] = owner

@@ -1,0 +1,38 @@
+"""Issue Shares: in turn order, each player issues 0 or more shares for $5 each, up to 15 in all."""
+
+from __future__ import annotations
+
+from service.engine import rules_data as R
+from service.engine.errors import IllegalMove
+from service.engine.phases.common import expect_type, int_field, next_in_queue
+from service.engine.state import active_players
+
+
+def start(state: dict, rules, events: list) -> None:
+    state["phase"] = "issue_shares"
+    state["queue"] = active_players(state)
+
+
+def legal(state: dict, rules, seat: int) -> list[dict]:
+    room = R.MAX_SHARES - state["players"][seat]["shares"]
+    return [{"type": "issue_shares", "count": n} for n in range(room + 1)]
+
+
+def check(state: dict, rules, seat: int, move: dict) -> int:
+    expect_type(move, "issue_shares")
+    count = int_field(move, "count", minimum=0)
+    shares = state["players"][seat]["shares"]
+    if shares + count > R.MAX_SHARES:
+        raise IllegalMove("SHARE_LIMIT", f"{shares} issued already; at most {R.MAX_SHARES - shares} more",
+                          have=shares, limit=R.MAX_SHARES)
+    return count
+
+
+def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+    count = check(state, rules, seat, move)
+    player = state["players"][seat]
+    player["shares"] += count
+    player["cash"] += count * R.SHARE_PRICE
+    events.append({"type": "shares_issued", "seat": seat, "count": count,
+                   "cash": count * R.SHARE_PRICE})
+    next_in_queue(state)

@@ -1,0 +1,118 @@
+"""Plays random games in process and reports speed and the score spread.
+
+    python -m service.engine.playout --map rust_belt --players 4 --games 100 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+
+from service.engine import game
+
+
+def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
+                     max_moves: int = 20000, on_move=None) -> tuple[dict, int]:
+    """Plays one game choosing uniformly among legal moves; returns (final state, moves made)."""
+    state = game.new_game(map_id, [f"P{i}" for i in range(players)], seed)
+    moves = 0
+    while not game.is_finished(state):
+        seat = game.active_seat(state)
+        options = game.legal_moves(state, seat)
+        player = state["players"][seat]
+        extend = frontier(state, seat) if state["phase"] == "build" else None
+        if extend:
+            mark_completing(state, seat, options, extend)
+        move = pick_move(options, chooser, player["cash"], player["shares"] + player["loco"], extend)
+        before = state
+        state, events = game.apply(state, seat, move)
+        moves += 1
+        if on_move is not None:
+            on_move(before, seat, move, options, state, events)
+        if moves >= max_moves:
+            raise RuntimeError(f"game {seed} did not end in {max_moves} moves")
+    return state, moves
+
+
+def frontier(state: dict, seat: int) -> set[tuple[int, int]]:
+    """Hexes where the seat's incomplete track points: building there extends it."""
+    from service.engine.hexgrid import neighbour
+    from service.engine.maps import load_map
+    from service.engine.network import Network
+
+    net = Network(state, load_map(state["map"]))
+    return {neighbour(end.hex, end.edge) for r in net.routes() if r.owner == seat
+            for end in r.ends if end.kind == "open"}
+
+
+def pick_move(options: list[dict], chooser: random.Random, cash: int = 10,
+              reserve: int = 3, extend: set | None = None) -> dict:
+    """A random but not suicidal player: it delivers when it can, builds while it has money,
+    issues a share or two when short and bids low. Uniform among the moves of the kind it picks,
+    so every listed build and route gets played somewhere."""
+    by_type: dict[str, list[dict]] = {}
+    for m in options:
+        if m["type"] == "build" and m["cost"] > cash - reserve:
+            continue
+        by_type.setdefault(m["type"], []).append(m)
+
+    def weight(kind: str) -> float:
+        return {"deliver": 20.0, "build": 4.0, "urbanize": 3.0, "upgrade_locomotive": 0.4,
+                "pass": 0.5, "end_build": 1.0, "drop_out": 1.0, "bid": 1.0}.get(kind, 1.0)
+
+    kinds = sorted(by_type)
+    kind = chooser.choices(kinds, weights=[weight(k) for k in kinds])[0]
+    same = by_type[kind]
+    if kind == "issue_shares":
+        same = same[2:5] if cash < 12 and len(same) > 4 else same[:2]
+    elif kind == "bid":
+        same = same[:2]
+    elif kind == "build" and extend:
+        extending = [m for m in same if (m["hex"]["q"], m["hex"]["r"]) in extend]
+        completing = [m for m in extending if m.get("completes")]
+        if completing and chooser.random() < 0.9:
+            same = completing
+        elif extending and chooser.random() < 0.8:
+            same = extending
+    return chooser.choice(same)
+
+
+def mark_completing(state: dict, seat: int, options: list[dict], extend: set) -> None:
+    """Marks the builds on the frontier that complete a link (by trying them)."""
+    links = len(game.view(state)["board"]["links"])
+    for m in options:
+        if m["type"] == "build" and (m["hex"]["q"], m["hex"]["r"]) in extend:
+            after, _ = game.apply(state, seat, m)
+            m["completes"] = len(game.view(after)["board"]["links"]) > links
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--map", default="rust_belt")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    chooser = random.Random(args.seed)
+    total_moves = 0
+    scores: list[int] = []
+    started = time.perf_counter()
+    for g in range(args.games):
+        state, moves = play_random_game(args.map, args.players, f"{args.seed}-{g}", chooser)
+        total_moves += moves
+        scores.extend(s["points"] for s in state["scores"] if s["points"] is not None)
+        print(f"game {g + 1}/{args.games}: {moves} moves, round {state['round']}", file=sys.stderr)
+    elapsed = time.perf_counter() - started
+    print(f"map={args.map} players={args.players} games={args.games} "
+          f"games/s={args.games / elapsed:.2f} moves/s={total_moves / elapsed:.0f} "
+          f"moves/game={total_moves / args.games:.0f}")
+    if scores:
+        print(f"scores: min={min(scores)} median={statistics.median(scores)} max={max(scores)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""The base rules' hooks: every place where a map may change the rules.
+
+Phases call these instead of testing a map's name; a map's variant module overrides the few it
+changes. The defaults are the base game on its standard map.
+"""
+
+from __future__ import annotations
+
+from service.engine import rules_data as R
+from service.engine.hexgrid import Hex
+from service.engine.maps import MapData
+from service.engine.state import action_holder, active_players
+
+
+class Rules:
+    def __init__(self, board: MapData) -> None:
+        self.map = board
+
+    # -- setup ---------------------------------------------------------------------------
+
+    def options_schema(self) -> dict[str, tuple[type, object]]:
+        """Game options this map accepts: name -> (type, default)."""
+        return {}
+
+    def check_options(self, options: dict) -> None:
+        """Raises SetupError when chosen options do not fit together."""
+
+    def last_round(self, players: int) -> int:
+        table = self.map.rounds_by_players or R.ROUNDS_BY_PLAYERS
+        return table[players]
+
+    def display_columns_left_empty(self, state: dict) -> set[str]:
+        return {letter for letter in self.map.removed_new_cities}
+
+    def setup(self, state: dict, events: list) -> None:
+        """Map-specific setup after the display and cities are filled."""
+
+    def starting_cubes(self, city_hex: Hex) -> int:
+        return self.map.cities[city_hex].starting_cubes
+
+    def board_features(self, state: dict) -> dict:
+        """Map features to show in the game view's board (walls, oil, polders...)."""
+        return {}
+
+    # -- the round -----------------------------------------------------------------------
+
+    def start_round(self, state: dict, events: list) -> None:
+        """Called as a round starts, before shares are issued."""
+
+    def end_round(self, state: dict, events: list) -> None:
+        """Called after growth, before the next round starts."""
+
+    def actions(self) -> tuple[str, ...]:
+        return R.BASE_ACTIONS
+
+    def available_actions(self, state: dict) -> list[str]:
+        taken = state["actions"]["taken"]
+        locked = set(state["actions"]["locked"])
+        return [a for a in self.actions() if a not in taken and a not in locked]
+
+    def on_action_selected(self, state: dict, seat: int, action: str, events: list) -> None:
+        if action == "locomotive":
+            raise_locomotive(state, seat, events)
+
+    def forced_drop_out(self, state: dict, seat: int) -> bool:
+        """Whether this bidder must drop out at their turn in the auction."""
+        return False
+
+    def turn_order_pass_holder(self, state: dict) -> int | None:
+        return action_holder(state, "turn_order")
+
+    # -- build ---------------------------------------------------------------------------
+
+    def build_order(self, state: dict) -> list[int]:
+        return first_then_order(state, action_holder(state, "first_build"))
+
+    def tiles_allowed(self, state: dict, seat: int) -> int:
+        if action_holder(state, "engineer") == seat:
+            return R.ENGINEER_TILES
+        return R.TILES_PER_BUILD_TURN
+
+    def may_urbanize(self, state: dict, seat: int) -> bool:
+        return action_holder(state, "urbanization") == seat
+
+    def new_city_letters(self) -> list[str]:
+        return [t for t in sorted(self.map.new_city_tiles) if t not in self.map.removed_new_cities]
+
+    def hex_closed(self, state: dict, h: Hex) -> bool:
+        """Whether no track may be laid on this (otherwise buildable) hex now."""
+        return False
+
+    def edge_closed(self, state: dict, seat: int, h: Hex, edge: int) -> bool:
+        """Whether track on h may not point through this edge (beyond water and the map edge)."""
+        return False
+
+    def new_tile_cost(self, state: dict, h: Hex, kind: str) -> int:
+        base = self.map.terrain_costs[self.map.terrain[h]]
+        return base + R.BUILD_COSTS["new_tile_extra_by_kind"][kind]
+
+    def replace_cost(self, state: dict, h: Hex, base_cost: int) -> int:
+        return base_cost
+
+    def extra_cost_per_tile(self, state: dict, seat: int) -> int:
+        return 0
+
+    def extra_build_move_types(self) -> tuple[str, ...]:
+        """Build-phase move types a map adds (beyond build, urbanize, end_build)."""
+        return ()
+
+    def extra_build_moves(self, state: dict, seat: int) -> list[dict]:
+        return []
+
+    def apply_extra_build_move(self, state: dict, seat: int, move: dict, events: list) -> None:
+        raise AssertionError("the base game adds no build moves")
+
+    # -- move goods ----------------------------------------------------------------------
+
+    def move_order(self, state: dict) -> list[int]:
+        return first_then_order(state, action_holder(state, "first_move"))
+
+    def move_opportunities(self, state: dict, seat: int) -> int:
+        return 2
+
+    def cube_sources(self, state: dict) -> dict[str, list[str]]:
+        """Where cubes may start a delivery: hex key -> colours. Cities by default."""
+        return state["cubes"]
+
+    def take_cube(self, state: dict, start: Hex, colour: str) -> None:
+        state["cubes"][f"{start[0]},{start[1]}"].remove(colour)
+
+    def accepts(self, state: dict, city: Hex, colour: str) -> bool:
+        letter = state["new_cities"].get(f"{city[0]},{city[1]}")
+        if letter is not None:
+            return self.map.new_city_tiles[letter].color == colour
+        return colour in self.map.cities[city].colors
+
+    def route_blocked(self, state: dict, seat: int, colour: str, start: Hex, stops: list[Hex],
+                      links: list) -> bool:
+        """A map's own reasons to close a delivery route."""
+        return False
+
+    def passes_allowed(self, state: dict, seat: int) -> int:
+        """How many cities of its own colour a cube may pass through."""
+        return 0
+
+    def link_income_owner(self, state: dict, link) -> int | None:
+        return link.owner
+
+    def on_delivered(self, state: dict, seat: int, colour: str, destination: Hex,
+                     events: list) -> bool:
+        """Returns True when the map keeps the cube (it does not go back to the bag)."""
+        return False
+
+    # -- operations and growth -----------------------------------------------------------
+
+    def before_income_reduction(self, state: dict, events: list) -> None:
+        """Called in every round after expenses, before the income reduction."""
+
+    def production_draws(self, state: dict) -> int:
+        return R.PRODUCTION_DRAWS
+
+    def production_placements(self, state: dict) -> int:
+        """How many of the drawn cubes are placed (the rest go back to the bag)."""
+        return R.PRODUCTION_DRAWS
+
+    def production_columns(self, state: dict) -> list[str]:
+        """Display columns production may place cubes in."""
+        return list(state["display"])
+
+    def production_extra_choices(self, state: dict) -> bool:
+        """Whether the Production holder decides something besides cube placements."""
+        return False
+
+    def production_moves(self, state: dict, seat: int, moves: list[dict]) -> list[dict]:
+        return moves
+
+    def check_production_extra(self, state: dict, seat: int, move: dict) -> None:
+        if set(move) - {"type", "placements"}:
+            from service.engine.errors import IllegalMove
+
+            raise IllegalMove("BAD_MOVE", "produce takes only placements on this map")
+
+    def apply_production_extra(self, state: dict, seat: int, move: dict, events: list) -> None:
+        """Map-specific effects of the Production action, before cubes are placed."""
+
+    def growth_dice(self, state: dict) -> int:
+        return state["start_players"]
+
+
+def first_then_order(state: dict, first: int | None) -> list[int]:
+    order = active_players(state)
+    if first is not None and first in order:
+        order.remove(first)
+        order.insert(0, first)
+    return order
+
+
+def raise_locomotive(state: dict, seat: int, events: list) -> None:
+    player = state["players"][seat]
+    if player["loco"] < R.MAX_LOCOMOTIVE:
+        player["loco"] += 1
+        events.append({"type": "locomotive_upgraded", "seat": seat, "locomotive": player["loco"]})

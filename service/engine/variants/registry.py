@@ -1,0 +1,10 @@
+"""Which variant module plays which map."""
+
+from __future__ import annotations
+
+from service.engine.variants.base import Rules
+from service.engine.variants.rust_belt import RustBelt
+
+VARIANTS: dict[str, type[Rules]] = {
+    "rust_belt": RustBelt,
+}

@@ -1,0 +1,162 @@
+"""What clients see: the contract's game view, the map list and one map's geometry."""
+
+from __future__ import annotations
+
+from service.engine import rules_data as R
+from service.engine.hexgrid import as_dict, parse_key
+from service.engine.maps import MAP_IDS, load_map
+from service.engine.network import Network
+from service.engine.state import active_players
+
+
+def game_view(state: dict, rules) -> dict:
+    players = [
+        {"seat": i, "name": p["name"], "cash": p["cash"], "income": p["income"],
+         "shares": p["shares"], "locomotive": p["loco"], "action": p["action"],
+         "eliminated": p["eliminated"]}
+        for i, p in enumerate(state["players"])
+    ]
+    finished = state["phase"] == "finished"
+    return {
+        "map": state["map"],
+        "status": "finished" if finished else "active",
+        "round": state["round"],
+        "last_round": state["last_round"],
+        "phase": state["phase"],
+        "active_seat": state["queue"][0] if state["queue"] else None,
+        "players": players,
+        "turn_order": active_players(state),
+        "auction": _auction(state),
+        "actions": {
+            "available": [] if finished else rules.available_actions(state),
+            "taken": dict(state["actions"]["taken"]),
+            "locked": list(state["actions"]["locked"]),
+        },
+        "build": _build(state),
+        "move_goods": ({"round": state["move_goods"]["round"],
+                        "locomotive_upgraded": list(state["move_goods"]["upgraded"])}
+                       if state["move_goods"] else None),
+        "production": ({"seat": state["production"]["seat"],
+                        "drawn": list(state["production"]["drawn"])}
+                       if state["production"] else None),
+        "goods_display": {c: list(v) for c, v in state["display"].items()},
+        "bag": dict(state["bag"]),
+        "board": board_view(state, rules),
+        "scores": state["scores"],
+        "seed_commitment": state["seed_commitment"],
+        "reproducible": state["seed_given"],
+        "options": dict(state["options"]),
+    }
+
+
+def _auction(state: dict) -> dict | None:
+    a = state["auction"]
+    if a is None:
+        return None
+    return {"high_bid": a["high_bid"], "high_bidder": a["high_bidder"], "in": list(a["in"]),
+            "bids": dict(a["bids"]), "turn_order_pass_available": (
+                a["pass_holder"] is not None and not a["pass_used"])}
+
+
+def _build(state: dict) -> dict | None:
+    b = state["build"]
+    if b is None:
+        return None
+    return {"seat": b["seat"], "tiles_left": b["tiles_left"], "urbanized": b["urbanized"]}
+
+
+def board_view(state: dict, rules) -> dict:
+    board = rules.map
+    tracks = []
+    for k in sorted(set(state["track"]) | set(state["towns"]), key=lambda k: parse_key(k)):
+        entry: dict = {"hex": as_dict(parse_key(k)),
+                       "tracks": [{"edges": [a, b], "owner": o} for a, b, o in state["track"].get(k, [])]}
+        if k in state["towns"]:
+            entry["town_exits"] = [{"edge": e, "owner": o} for e, o in state["towns"][k]]
+        tracks.append(entry)
+    links = [
+        {"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
+         "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
+        for link in Network(state, board).links()
+    ]
+    cities = []
+    for h, city in sorted(board.cities.items()):
+        cities.append({"hex": as_dict(h), "name": city.name, "colors": list(city.colors),
+                       "goods": list(state["cubes"].get(f"{h[0]},{h[1]}", [])), "new_city": None})
+    for k, letter in sorted(state["new_cities"].items()):
+        h = parse_key(k)
+        cities.append({"hex": as_dict(h), "name": board.towns[h],
+                       "colors": [board.new_city_tiles[letter].color],
+                       "goods": list(state["cubes"].get(k, [])), "new_city": letter})
+    towns = [{"hex": as_dict(h), "name": name} for h, name in sorted(board.towns.items())
+             if f"{h[0]},{h[1]}" not in state["new_cities"]]
+    view = {"tracks": tracks, "links": links, "cities": cities, "towns": towns}
+    view.update(rules.board_features(state))
+    return view
+
+
+def maps() -> list[dict]:
+    from service.engine.variants import rules_for
+
+    out = []
+    for map_id in MAP_IDS:
+        board = load_map(map_id)
+        rules = rules_for(map_id) if _has_variant(map_id) else None
+        out.append({
+            "id": map_id,
+            "name": board.name,
+            "players": {"min": board.min_players, "max": board.max_players},
+            "rounds_by_players": {str(k): v for k, v in (
+                board.rounds_by_players or R.ROUNDS_BY_PLAYERS).items()
+                if board.min_players <= k <= board.max_players},
+            "options": _options(rules),
+            "reconstructed": board.source_kind == "reconstructed",
+            "playable": rules is not None,
+        })
+    return out
+
+
+def _has_variant(map_id: str) -> bool:
+    from service.engine.variants.registry import VARIANTS
+
+    return map_id in VARIANTS
+
+
+def _options(rules) -> list[dict]:
+    if rules is None:
+        return []
+    return [{"name": name, "type": kind.__name__, "default": default}
+            for name, (kind, default) in rules.options_schema().items()]
+
+
+def map_info(map_id: str) -> dict:
+    board = load_map(map_id)
+    summary = next(m for m in maps() if m["id"] == map_id)
+    hexes = []
+    for h, terrain in sorted(board.terrain.items()):
+        raw = board.raw_hexes[h]
+        entry = {"q": h[0], "r": h[1], "terrain": terrain,
+                 "x": raw["board_x"], "y": raw["board_y"]}
+        if h in board.towns:
+            entry["town"] = board.towns[h]
+        if h in board.cities:
+            entry["city"] = board.cities[h].name
+        for feature in ("side", "windmill", "oil_field", "flag_link", "label"):
+            if feature in raw:
+                entry[feature] = raw[feature]
+        hexes.append(entry)
+    return {
+        **summary,
+        "source": board.source_kind,
+        "rotation": board.rotation,
+        "hexes": hexes,
+        "cities": [{"hex": as_dict(h), "name": c.name, "colors": list(c.colors),
+                    "columns": list(c.columns), "starting_cubes": c.starting_cubes}
+                   for h, c in sorted(board.cities.items())],
+        "towns": [{"hex": as_dict(h), "name": n} for h, n in sorted(board.towns.items())],
+        "new_city_tiles": [{"letter": t.letter, "color": t.color, "column_under": t.column_under,
+                            "removed": t.letter in board.removed_new_cities}
+                           for t in sorted(board.new_city_tiles.values(), key=lambda t: t.letter)],
+        "terrain_costs": {k: v for k, v in board.terrain_costs.items()},
+    }
+
