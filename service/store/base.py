@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -25,6 +26,7 @@ class Stored:
     version: int
     state: bytes
     meta: bytes
+    view: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +67,15 @@ class GameStore(ABC):
         view: bytes,
         ttl: int,
         idem: IdemRecord | None = None,
+        log: Sequence[bytes] = (),
     ) -> bytes | None:
-        """Store a new game at version 0. Returns None when created, or, if `idem.key` was used
-        before, the record stored with it (and writes nothing). Raises GameExists otherwise when
-        the id is taken."""
+        """Store a new game whose version is the length of `log` (an imported game comes with
+        its moves). Returns None when created, or, if `idem.key` was used before, the record
+        stored with it (and writes nothing). Raises GameExists when the id is taken."""
 
     @abstractmethod
-    def load(self, game_id: str) -> Stored | None:
-        """The game's version, state and metadata, or None."""
+    def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
+        """The game's version, state and metadata (and view if asked), or None."""
 
     @abstractmethod
     def load_view(self, game_id: str) -> tuple[int, bytes] | None:

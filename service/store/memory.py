@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored
@@ -59,6 +59,7 @@ class MemoryStore(GameStore):
         view: bytes,
         ttl: int,
         idem: IdemRecord | None = None,
+        log: Sequence[bytes] = (),
     ) -> bytes | None:
         with self._lock:
             if idem is not None:
@@ -67,14 +68,17 @@ class MemoryStore(GameStore):
                     return prior
             if self._live(game_id) is not None:
                 raise GameExists(game_id)
-            self._games[game_id] = _Game(0, state, meta, view, self._clock() + ttl)
+            expires = self._clock() + ttl
+            self._games[game_id] = _Game(len(log), state, meta, view, expires, list(log))
             self._remember(game_id, idem)
             return None
 
-    def load(self, game_id: str) -> Stored | None:
+    def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
         with self._lock:
             game = self._live(game_id)
-            return None if game is None else Stored(game.version, game.state, game.meta)
+            if game is None:
+                return None
+            return Stored(game.version, game.state, game.meta, game.view if with_view else None)
 
     def load_view(self, game_id: str) -> tuple[int, bytes] | None:
         with self._lock:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import redis
@@ -18,15 +18,22 @@ from redis.retry import Retry
 from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored, StoreUnavailable
 from .keys import PREFIX, game_keys, idem_key
 
-# KEYS: state, log[, idem]   ARGV: state, meta, view, ttl[, idem value, idem ttl]
+# KEYS: state, log[, idem]
+# ARGV: state, meta, view, ttl, idem value or '', idem ttl or 0, log entries...
 _CREATE = """
 if KEYS[3] then
   local prior = redis.call('GET', KEYS[3])
   if prior then return {'replayed', prior} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
-redis.call('HSET', KEYS[1], 'version', 0, 'state', ARGV[1], 'meta', ARGV[2], 'view', ARGV[3])
+local moves = #ARGV - 6
+redis.call('HSET', KEYS[1], 'version', moves, 'state', ARGV[1], 'meta', ARGV[2], 'view', ARGV[3])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('DEL', KEYS[2])
+for i = 7, #ARGV, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+if moves > 0 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
 if KEYS[3] then redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[6]) end
 return {'created'}
 """
@@ -111,10 +118,11 @@ class RedisStore(GameStore):
         view: bytes,
         ttl: int,
         idem: IdemRecord | None = None,
+        log: Sequence[bytes] = (),
     ) -> bytes | None:
         args: list[object] = [state, meta, view, ttl]
-        if idem is not None:
-            args += [idem.value, idem.ttl]
+        args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
+        args += log
         with self._guard() as client:
             reply = self._create(keys=self._keys(game_id, idem), args=args, client=client)
         if reply[0] == b"replayed":
@@ -123,13 +131,14 @@ class RedisStore(GameStore):
             raise GameExists(game_id)
         return None
 
-    def load(self, game_id: str) -> Stored | None:
+    def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
         state_key, _ = game_keys(game_id, self._prefix)
+        fields = ["version", "state", "meta", "view"] if with_view else ["version", "state", "meta"]
         with self._guard() as client:
-            version, state, meta = client.hmget(state_key, ["version", "state", "meta"])
-        if version is None or state is None or meta is None:
+            values = client.hmget(state_key, fields)
+        if any(value is None for value in values):
             return None
-        return Stored(int(version), state, meta)
+        return Stored(int(values[0]), values[1], values[2], values[3] if with_view else None)
 
     def load_view(self, game_id: str) -> tuple[int, bytes] | None:
         state_key, _ = game_keys(game_id, self._prefix)

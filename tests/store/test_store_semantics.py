@@ -131,3 +131,12 @@ def test_memory_store_expires_idle_games() -> None:
     now[0] += 2
     assert store.load("g1") is None
     assert store.history("g1") is None
+
+
+def test_create_with_a_log(store: GameStore) -> None:
+    log = [f"e{n}".encode() for n in range(1, 2501)]
+    assert store.create("imp", state=b"s", meta=b"m", view=b"v", ttl=60, log=log) is None
+    assert store.version("imp") == 2500
+    assert store.history("imp") == log
+    assert store.load("imp", with_view=True).view == b"v"
+    assert commit(store, 2500, 2501, game_id="imp").version == 2501

@@ -1,0 +1,26 @@
+"""Settings of the HTTP service, from the environment."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_body_bytes: int = 1 << 20  # a 5000-move record fits; anything larger is 413
+    game_ttl: int = 30 * 24 * 3600  # an idle game expires this long after its last move
+    finished_ttl: int = 7 * 24 * 3600  # a finished game, this long after its last move
+    idempotency_ttl: int = 24 * 3600
+    max_commit_attempts: int = 8  # re-judgements of one move against a changing game
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+        names = {
+            "max_body_bytes": "AOS_MAX_BODY_BYTES",
+            "game_ttl": "AOS_GAME_TTL",
+            "finished_ttl": "AOS_FINISHED_TTL",
+            "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
+        }
+        return cls(**{field: int(env[var]) for field, var in names.items() if var in env})

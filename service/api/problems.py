@@ -1,0 +1,100 @@
+"""problem+json errors (RFC 9457) with stable codes, and the handlers that make every failure one."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+from flask import Flask, Response
+from werkzeug.exceptions import HTTPException
+
+from service.store import StoreUnavailable
+
+log = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+
+TITLES = {
+    400: "Bad request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    412: "Precondition failed",
+    413: "Request body too large",
+    422: "Unprocessable request",
+    429: "Too many requests",
+    500: "Internal server error",
+    503: "Service unavailable",
+}
+
+# Werkzeug's own errors (routing, body limit) under our stable codes.
+HTTP_CODES = {
+    400: "BAD_REQUEST",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    413: "BODY_TOO_LARGE",
+}
+
+
+class ApiError(Exception):
+    """A failure the client can act on: becomes a problem response with `code`."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        detail: str,
+        *,
+        headers: dict[str, str] | None = None,
+        **extra: object,
+    ) -> None:
+        super().__init__(f"{status} {code}: {detail}")
+        self.status = status
+        self.code = code
+        self.detail = detail
+        self.headers = headers or {}
+        self.extra = extra
+
+
+def problem(
+    status: int,
+    code: str,
+    detail: str,
+    headers: dict[str, str] | None = None,
+    **extra: object,
+) -> Response:
+    body = {
+        "type": f"urn:aos:problem:{code}",
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "code": code,
+        "detail": detail,
+        **extra,
+    }
+    # Validation messages are keyed by list index (ints) as well as by field name.
+    data = orjson.dumps(body, option=orjson.OPT_NON_STR_KEYS)
+    return Response(data, status=status, headers=headers, content_type=PROBLEM_JSON)
+
+
+def install(app: Flask) -> None:
+    @app.errorhandler(ApiError)
+    def _api_error(exc: ApiError) -> Response:
+        return problem(exc.status, exc.code, exc.detail, exc.headers, **exc.extra)
+
+    @app.errorhandler(StoreUnavailable)
+    def _store_down(exc: StoreUnavailable) -> Response:
+        log.warning("store unavailable: %s", exc)
+        return problem(503, "STORE_UNAVAILABLE", "the game store is unreachable", {"Retry-After": "1"})
+
+    @app.errorhandler(HTTPException)
+    def _http_error(exc: HTTPException) -> Response:
+        status = exc.code or 500
+        headers = {k: v for k, v in exc.get_headers() if k.lower() == "allow"}
+        code = HTTP_CODES.get(status, "HTTP_ERROR")
+        return problem(status, code, exc.description or TITLES.get(status, "error"), headers)
+
+    @app.errorhandler(Exception)
+    def _bug(exc: Exception) -> Response:
+        log.exception("unhandled error")
+        return problem(500, "INTERNAL", "an internal error; it has been logged")

@@ -1,0 +1,210 @@
+"""The HTTP resources of openapi.yaml: request parsing and response shaping around Games."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+from flask import Blueprint, Response, current_app, request
+from marshmallow import ValidationError
+
+from service.engine.errors import SetupError
+from service.render import board_svg
+
+from . import tokens
+from .gameplay import Games, map_info, map_json, maps_json
+from .problems import ApiError
+from .responses import etag, etag_matches, json_response, raw_json
+from .schemas import UnknownMoveType, load_create, load_move
+
+bp = Blueprint("v1", __name__, url_prefix="/v1")
+
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SEAT = re.compile(r"[0-5]")
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def games() -> Games:
+    return current_app.extensions["aos.games"]
+
+
+def game_id_of(value: str) -> str:
+    if not GAME_ID.fullmatch(value):
+        raise ApiError(404, "GAME_NOT_FOUND", "no game has that id")
+    return value
+
+
+def json_body() -> Any:
+    data = request.get_data()
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}") from None
+
+
+def invalid(exc: ValidationError) -> ApiError:
+    messages = exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages}
+    code = "UNKNOWN_MOVE_TYPE" if isinstance(exc, UnknownMoveType) else "VALIDATION_ERROR"
+    return ApiError(400, code, "the body does not match the contract", errors=messages)
+
+
+def idempotency_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(key):
+        raise ApiError(400, "BAD_IDEMPOTENCY_KEY", "Idempotency-Key is 1-255 visible ASCII chars")
+    return key
+
+
+def read_move() -> tuple[dict, int | None]:
+    try:
+        return load_move(json_body())
+    except ValidationError as exc:
+        raise invalid(exc) from None
+
+
+def with_etag(response: Response, version: int) -> Response:
+    response.headers["ETag"] = etag(version)
+    return response
+
+
+# -- maps ----------------------------------------------------------------------------------------
+
+
+@bp.get("/maps")
+def list_maps() -> Response:
+    return raw_json(maps_json())
+
+
+@bp.get("/maps/<map>")
+def get_map(**path: str) -> Response:
+    # The parameter is named `map` in the contract, and openapi-core matches names.
+    map_id = path["map"]
+    try:
+        return raw_json(map_json(map_id))
+    except SetupError:
+        raise ApiError(404, "MAP_NOT_FOUND", f"no map {map_id!r}") from None
+
+
+# -- games ---------------------------------------------------------------------------------------
+
+
+@bp.post("/games")
+def create_game() -> Response:
+    key = idempotency_key()
+    raw = json_body()
+    try:
+        body = load_create(raw)
+    except ValidationError as exc:
+        raise invalid(exc) from None
+    created = games().create(body, raw, key)
+    version = orjson.loads(created.body)["version"]
+    headers = {"Location": f"/v1/games/{created.game_id}", "ETag": etag(version)}
+    return raw_json(created.body, 201, headers)
+
+
+@bp.get("/games/<game_id>")
+def get_game(game_id: str) -> Response:
+    game_id = game_id_of(game_id)
+    if_none_match = request.headers.get("If-None-Match")
+    if if_none_match is not None:
+        version = games().version(game_id)
+        if etag_matches(if_none_match, version):
+            return Response(status=304, headers={"ETag": etag(version)})
+    version, view = games().view(game_id)
+    return with_etag(raw_json(view), version)
+
+
+@bp.get("/games/<game_id>/legal-moves")
+def get_legal_moves(game_id: str) -> Response:
+    game_id = game_id_of(game_id)
+    seat = request.args.get("seat")
+    if seat is None or not SEAT.fullmatch(seat):
+        raise ApiError(400, "BAD_SEAT", "seat is a required integer from 0 to 5")
+    version, body = games().legal_moves(game_id, int(seat))
+    return with_etag(raw_json(body), version)
+
+
+@bp.post("/games/<game_id>/moves")
+def apply_move(game_id: str) -> Response:
+    token = tokens.bearer(request.headers.get("Authorization"))
+    game_id = game_id_of(game_id)
+    token, token_seat = tokens.token_game(token, game_id)
+    key = idempotency_key()
+    move, body_seat = read_move()
+    stored = games().load(game_id)
+    seat = games().authenticate(stored, token, token_seat)
+    if body_seat is not None and body_seat != seat:
+        raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+    applied = games().apply(
+        game_id,
+        seat,
+        move,
+        if_match=request.headers.get("If-Match"),
+        idempotency_key=key,
+        stored=stored,
+    )
+    return with_etag(raw_json(applied.body), applied.version)
+
+
+@bp.post("/games/<game_id>/moves/validate")
+def validate_move(game_id: str) -> Response:
+    header = request.headers.get("Authorization")
+    game_id = game_id_of(game_id)
+    token = None
+    if header is not None:
+        token, token_seat = tokens.token_game(tokens.bearer(header), game_id)
+    move, body_seat = read_move()
+    stored = games().load(game_id)
+    if token is not None:
+        seat = games().authenticate(stored, token, token_seat)
+        if body_seat is not None and body_seat != seat:
+            raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+    elif body_seat is not None:
+        seat = body_seat
+    else:
+        raise ApiError(400, "SEAT_REQUIRED", "send a seat token or a seat field")
+    verdict = games().validate(orjson.loads(stored.state), seat, move)
+    return with_etag(json_response(verdict), stored.version)
+
+
+@bp.get("/games/<game_id>/history")
+def get_history(game_id: str) -> Response:
+    version, body = games().history(game_id_of(game_id))
+    return with_etag(raw_json(body), version)
+
+
+@bp.get("/games/<game_id>/record")
+def get_record(game_id: str) -> Response:
+    version, record = games().record(game_id_of(game_id))
+    return with_etag(json_response(record), version)
+
+
+@bp.get("/games/<game_id>/board.svg")
+def get_board(game_id: str) -> Response:
+    version, data = games().view(game_id_of(game_id))
+    view = orjson.loads(data)
+    svg = board_svg(view, map_info(view["map"]))
+    return with_etag(Response(svg, content_type="image/svg+xml; charset=utf-8"), version)
+
+
+# -- the service ---------------------------------------------------------------------------------
+
+
+@bp.get("/health")
+def health() -> Response:
+    return json_response({"status": "ok"})
+
+
+@bp.get("/ready")
+def ready() -> Response:
+    store = games().store
+    store.ping()
+    return json_response({"status": "ready", "store": store.kind})
+
+
+@bp.get("/openapi.yaml")
+def openapi() -> Response:
+    return Response(current_app.extensions["aos.contract"], content_type="application/yaml")

@@ -1,0 +1,244 @@
+"""marshmallow schemas for request bodies: the same shapes as openapi.yaml, unknown fields refused.
+
+Loading gives plain dicts in the engine's move format. Responses are never loaded or dumped
+through marshmallow: they are built as dicts and dumped with orjson.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import RAISE, Schema, ValidationError, fields, validate
+
+MAP_IDS = ("rust_belt", "madagascar", "holland", "iraq", "berlin")
+COLOURS = ("red", "blue", "yellow", "purple", "black")
+NEW_CITIES = tuple("ABCDEFGH")
+ACTIONS = (
+    "first_move",
+    "first_build",
+    "engineer",
+    "locomotive",
+    "urbanization",
+    "production",
+    "turn_order",
+    "last_build",
+    "last_move",
+    "locomotive_no_build",
+    "urbanization_one_track",
+    "slow_engineer",
+    "last_player",
+    "high_cost",
+    "single_transport",
+    "us_army_escort",
+)
+DISPLAY_COLUMN = r"^(light-[1-6]|dark-[1-6]|[A-H])$"
+SHA256_HEX = r"^[0-9a-f]{64}$"
+# Fields legal-moves adds for information; accepted on input and dropped before the engine.
+INFORMATIONAL = ("cost", "income")
+
+
+class StrictInt(fields.Integer):
+    """An integer in the JSON sense: 1.0, "1" and true are refused."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class StrictBool(fields.Boolean):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid")
+        return value
+
+
+class OptionValue(fields.Field):
+    """A map option's value: a boolean, an integer or a string."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
+        if isinstance(value, bool | int | str) and not (isinstance(value, str) and len(value) > 64):
+            return value
+        raise ValidationError("an option is a boolean, an integer or a short string")
+
+
+class Strict(Schema):
+    class Meta:
+        unknown = RAISE
+
+
+def seat_field(**kwargs: Any) -> StrictInt:
+    return StrictInt(validate=validate.Range(0, 5), **kwargs)
+
+
+def edge_field() -> StrictInt:
+    return StrictInt(validate=validate.Range(0, 5))
+
+
+def choice(values: tuple[str, ...], **kwargs: Any) -> fields.String:
+    return fields.String(validate=validate.OneOf(values), **kwargs)
+
+
+class HexSchema(Strict):
+    q = StrictInt(required=True, validate=validate.Range(-1000, 1000))
+    r = StrictInt(required=True, validate=validate.Range(-1000, 1000))
+
+
+def hex_field(**kwargs: Any) -> fields.Nested:
+    return fields.Nested(HexSchema, **kwargs)
+
+
+class WallEdgeSchema(Strict):
+    a = hex_field(required=True)
+    b = hex_field(required=True)
+
+
+class PlacementSchema(Strict):
+    color = choice(COLOURS, required=True)
+    column = fields.String(required=True, validate=validate.Regexp(DISPLAY_COLUMN))
+
+
+def _move_schema(move_type: str, **extra: fields.Field) -> Schema:
+    declared = {
+        "type": fields.String(required=True, validate=validate.Equal(move_type)),
+        "seat": seat_field(),
+        **extra,
+    }
+    return Strict.from_dict(declared, name=f"{move_type}_move")()
+
+
+MOVE_SCHEMAS: dict[str, Schema] = {
+    "issue_shares": _move_schema(
+        "issue_shares", count=StrictInt(required=True, validate=validate.Range(0, 15))
+    ),
+    "bid": _move_schema("bid", amount=StrictInt(required=True, validate=validate.Range(1, 10000))),
+    "drop_out": _move_schema("drop_out"),
+    "turn_order_pass": _move_schema("turn_order_pass"),
+    "select_action": _move_schema("select_action", action=choice(ACTIONS, required=True)),
+    "urbanize": _move_schema(
+        "urbanize", hex=hex_field(required=True), new_city=choice(NEW_CITIES, required=True)
+    ),
+    "build": _move_schema(
+        "build",
+        hex=hex_field(required=True),
+        tracks=fields.List(
+            fields.List(edge_field(), validate=validate.Length(2, 2)),
+            validate=validate.Length(1, 3),
+        ),
+        town_exits=fields.List(edge_field(), validate=validate.Length(1, 6)),
+        cost=StrictInt(),
+    ),
+    "remove_wall": _move_schema("remove_wall", edge=fields.Nested(WallEdgeSchema, required=True)),
+    "end_build": _move_schema("end_build"),
+    "deliver": _move_schema(
+        "deliver",
+        **{
+            "from": hex_field(required=True),
+            "color": choice(COLOURS, required=True),
+            "links": fields.List(
+                fields.String(validate=validate.Length(1, 64)),
+                required=True,
+                validate=validate.Length(1, 12),
+            ),
+            "income": fields.Dict(
+                keys=fields.String(validate=validate.Regexp(r"^[0-5]$")), values=StrictInt()
+            ),
+        },
+    ),
+    "upgrade_locomotive": _move_schema("upgrade_locomotive"),
+    "pass": _move_schema("pass"),
+    "produce": _move_schema(
+        "produce",
+        placements=fields.List(
+            fields.Nested(PlacementSchema), required=True, validate=validate.Length(max=6)
+        ),
+        oil_field=hex_field(),
+    ),
+}
+
+
+class UnknownMoveType(ValidationError):
+    pass
+
+
+def load_move(data: Any) -> tuple[dict, int | None]:
+    """A move body as (the engine's move, the body's `seat` or None). Raises ValidationError."""
+    if not isinstance(data, dict):
+        raise ValidationError({"_schema": ["a move is a JSON object"]})
+    move_type = data.get("type")
+    schema = MOVE_SCHEMAS.get(move_type) if isinstance(move_type, str) else None
+    if schema is None:
+        raise UnknownMoveType({"type": [f"must be one of: {', '.join(MOVE_SCHEMAS)}"]})
+    move = schema.load(data)
+    if move_type == "build" and ("tracks" in move) == ("town_exits" in move):
+        raise ValidationError({"_schema": ["a build names exactly one of tracks and town_exits"]})
+    seat = move.pop("seat", None)
+    for name in INFORMATIONAL:
+        move.pop(name, None)
+    return move, seat
+
+
+class MoveField(fields.Field):
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
+        move, seat = load_move(value)
+        if seat is not None:
+            raise ValidationError({"seat": ["a record names the seat beside the move"]})
+        return move
+
+
+class PlayerSchema(Strict):
+    name = fields.String(required=True, validate=validate.Length(1, 40))
+
+
+def players_field() -> fields.List:
+    return fields.List(fields.Nested(PlayerSchema), required=True, validate=validate.Length(1, 6))
+
+
+def options_field(**kwargs: Any) -> fields.Dict:
+    return fields.Dict(
+        keys=fields.String(validate=validate.Length(max=64)),
+        values=OptionValue(),
+        validate=validate.Length(max=16),
+        **kwargs,
+    )
+
+
+class NewGameSchema(Strict):
+    map = choice(MAP_IDS, required=True)
+    players = players_field()
+    seed = fields.String(validate=validate.Length(1, 128))
+    options = options_field()
+
+
+class RecordMoveSchema(Strict):
+    seat = seat_field(required=True)
+    move = MoveField(required=True)
+
+
+class RecordSchema(Strict):
+    format = fields.String(required=True, validate=validate.Equal("aos-record/1"))
+    rules_version = fields.String(required=True, validate=validate.Length(max=64))
+    map = choice(MAP_IDS, required=True)
+    players = players_field()
+    options = options_field(required=True)
+    seed_commitment = fields.String(required=True, validate=validate.Regexp(SHA256_HEX))
+    seed = fields.String(required=True, validate=validate.Length(1, 128))
+    moves = fields.List(fields.Nested(RecordMoveSchema), required=True, validate=validate.Length(max=5000))
+
+
+class ImportGameSchema(Strict):
+    record = fields.Nested(RecordSchema, required=True)
+
+
+NEW_GAME = NewGameSchema()
+IMPORT_GAME = ImportGameSchema()
+
+
+def load_create(data: Any) -> dict:
+    """A POST /v1/games body: a new game, or {"record": ...}. Raises ValidationError."""
+    if not isinstance(data, dict):
+        raise ValidationError({"_schema": ["the body is a JSON object"]})
+    return (IMPORT_GAME if "record" in data else NEW_GAME).load(data)

@@ -1,0 +1,145 @@
+"""Draws a board: hexes coloured by terrain, cities with their cubes, towns, and track coloured
+by its owner, with a legend of the players. Input is the game view and the map's geometry
+(GET /v1/maps/{map}); output is a self-contained SVG document."""
+
+from __future__ import annotations
+
+import math
+from xml.sax.saxutils import escape, quoteattr
+
+SIZE = 28.0  # hex circumradius in pixels
+MARGIN = 20.0
+LEGEND_HEIGHT = 24.0
+
+TERRAIN = {
+    "plain": "#d9e8b0",
+    "river": "#a9d6e5",
+    "mountain": "#b59b7c",
+    "hill": "#cdb38b",
+    "desert": "#f0e0a8",
+    "polder": "#8cc7a8",
+    "water": "#4f8fc9",
+    "city": "#ffffff",
+    "oil_field": "#3b3b3b",
+    "flag_link": "#e4e4e4",
+}
+CUBE = {
+    "red": "#d7263d",
+    "blue": "#1b6ec2",
+    "yellow": "#f4c20d",
+    "purple": "#7b3fa0",
+    "black": "#202020",
+}
+# Owners' track colours, chosen apart from the cube colours.
+SEATS = ("#e8590c", "#0ca678", "#c2255c", "#1098ad", "#5f3dc4", "#74b816")
+UNOWNED = "#868e96"
+
+
+def _corners(cx: float, cy: float) -> str:
+    points = []
+    for i in range(6):
+        angle = math.radians(60 * i)
+        points.append(f"{cx + SIZE * math.cos(angle):.1f},{cy + SIZE * math.sin(angle):.1f}")
+    return " ".join(points)
+
+
+def _edge_mid(cx: float, cy: float, edge: int) -> tuple[float, float]:
+    # Edge 0 is north and edges go clockwise; on a flat-top hex each edge's midpoint lies
+    # at -90 + 60 * edge degrees from the centre (y grows downward).
+    angle = math.radians(-90 + 60 * edge)
+    apothem = SIZE * math.sqrt(3) / 2
+    return cx + apothem * math.cos(angle), cy + apothem * math.sin(angle)
+
+
+def _owner_colour(owner: int | None) -> str:
+    return UNOWNED if owner is None else SEATS[owner % len(SEATS)]
+
+
+def board_svg(view: dict, map_info: dict) -> str:
+    centres: dict[tuple[int, int], tuple[float, float]] = {}
+    for h in map_info["hexes"]:
+        centres[(h["q"], h["r"])] = (MARGIN + SIZE + h["x"] * SIZE, MARGIN + SIZE + h["y"] * SIZE)
+    width = max(x for x, _ in centres.values()) + SIZE + MARGIN
+    height = max(y for _, y in centres.values()) + SIZE + MARGIN + LEGEND_HEIGHT
+
+    out = [
+        '<svg xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+        'font-family="sans-serif">',
+        f"<title>{escape(map_info['name'])}: round {view['round']}, {view['phase']}</title>",
+        '<rect width="100%" height="100%" fill="#f8f9fa"/>',
+    ]
+    out.append('<g stroke="#6c757d" stroke-width="1">')
+    for h in map_info["hexes"]:
+        cx, cy = centres[(h["q"], h["r"])]
+        fill = TERRAIN.get(h["terrain"], "#dee2e6")
+        out.append(f'<polygon points="{_corners(cx, cy)}" fill="{fill}"/>')
+    out.append("</g>")
+
+    board = view["board"]
+    out.append('<g fill="none" stroke-linecap="round" stroke-width="5">')
+    for entry in board["tracks"]:
+        key = (entry["hex"]["q"], entry["hex"]["r"])
+        if key not in centres:
+            continue
+        cx, cy = centres[key]
+        for track in entry["tracks"]:
+            (ax, ay), (bx, by) = (_edge_mid(cx, cy, e) for e in track["edges"])
+            colour = _owner_colour(track["owner"])
+            out.append(
+                f'<path d="M{ax:.1f},{ay:.1f} Q{cx:.1f},{cy:.1f} {bx:.1f},{by:.1f}" stroke="{colour}"/>'
+            )
+        for town_exit in entry.get("town_exits", []):
+            ex, ey = _edge_mid(cx, cy, town_exit["edge"])
+            colour = _owner_colour(town_exit["owner"])
+            out.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{colour}"/>')
+    out.append("</g>")
+
+    for town in board.get("towns", map_info.get("towns", [])):
+        key = (town["hex"]["q"], town["hex"]["r"])
+        if key in centres:
+            cx, cy = centres[key]
+            out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="#ffffff" stroke="#212529"/>')
+
+    for city in board["cities"]:
+        key = (city["hex"]["q"], city["hex"]["r"])
+        if key not in centres:
+            continue
+        cx, cy = centres[key]
+        fill = CUBE.get(city["colors"][0], "#ffffff") if city["colors"] else "#ffffff"
+        out.append(
+            f'<polygon points="{_corners(cx, cy)}" fill="{fill}" fill-opacity="0.85" '
+            'stroke="#212529" stroke-width="2"/>'
+        )
+        label = city["name"] or ""
+        if city["new_city"]:
+            label = f"{city['new_city']} {label}".strip()
+        out.append(
+            f'<text x="{cx:.1f}" y="{cy - 8:.1f}" font-size="8" text-anchor="middle" '
+            f'fill="#ffffff" stroke="#000000" stroke-width="0.3">{escape(label)}</text>'
+        )
+        goods = city["goods"]
+        side, gap = 7.0, 1.5
+        left = cx - (len(goods) * (side + gap) - gap) / 2
+        for i, colour in enumerate(goods):
+            out.append(
+                f'<rect x="{left + i * (side + gap):.1f}" y="{cy + 2:.1f}" width="{side}" '
+                f'height="{side}" fill="{CUBE.get(colour, "#adb5bd")}" stroke="#ffffff" '
+                'stroke-width="0.8"/>'
+            )
+
+    y = height - LEGEND_HEIGHT + 6
+    x = MARGIN
+    for player in view["players"]:
+        colour = _owner_colour(player["seat"])
+        text = f"{player['name']} ${player['cash']}"
+        if player["eliminated"]:
+            text += " (out)"
+        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="12" height="12" fill="{colour}"/>')
+        out.append(
+            f'<text x="{x + 16:.1f}" y="{y + 10:.1f}" font-size="11" '
+            f"data-seat={quoteattr(str(player['seat']))}>{escape(text)}</text>"
+        )
+        x += 24 + 7 * len(text)
+    out.append("</svg>")
+    return "\n".join(out)

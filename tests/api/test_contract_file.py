@@ -1,0 +1,40 @@
+"""openapi.yaml is valid, served as is, and names exactly the routes the app has."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+from openapi_spec_validator import validate
+
+SPEC = Path(__file__).parents[2] / "openapi.yaml"
+
+
+def test_spec_is_valid_openapi() -> None:
+    validate(yaml.safe_load(SPEC.read_text()))
+
+
+def test_service_serves_its_contract(api) -> None:
+    response = api.client.get("/v1/openapi.yaml")
+    assert response.status_code == 200
+    assert response.content_type.startswith("application/yaml")
+    assert response.get_data() == SPEC.read_bytes()
+
+
+def test_every_route_is_in_the_contract_and_back(app) -> None:
+    spec = yaml.safe_load(SPEC.read_text())
+    documented = {
+        (method.upper(), path)
+        for path, item in spec["paths"].items()
+        for method in item
+        if method in {"get", "post", "put", "patch", "delete"}
+    }
+    served = set()
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", rule.rule)
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            served.add((method, path))
+    assert served == documented

@@ -1,0 +1,197 @@
+"""The resources of the contract, end to end on the real engine (MemoryStore)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+
+def test_maps(api) -> None:
+    maps = api.client.get("/v1/maps").get_json()
+    assert [m["id"] for m in maps] == ["rust_belt", "madagascar", "holland", "iraq", "berlin"]
+    rust_belt = api.client.get("/v1/maps/rust_belt").get_json()
+    assert rust_belt["id"] == "rust_belt" and len(rust_belt["hexes"]) > 100
+    missing = api.client.get("/v1/maps/atlantis")
+    assert missing.status_code == 404
+    assert missing.content_type == "application/problem+json"
+    assert missing.get_json()["code"] == "MAP_NOT_FOUND"
+
+
+def test_health_and_ready(api) -> None:
+    assert api.client.get("/v1/health").get_json() == {"status": "ok"}
+    assert api.client.get("/v1/ready").get_json() == {"status": "ready", "store": "memory"}
+
+
+def test_create_shows_tokens_once(api) -> None:
+    response = api.client.post(
+        "/v1/games", json={"map": "rust_belt", "players": [{"name": n} for n in "abc"]}
+    )
+    assert response.status_code == 201
+    game = response.get_json()
+    assert response.headers["Location"] == f"/v1/games/{game['game_id']}"
+    assert response.headers["ETag"] == '"0"'
+    assert game["version"] == 0 and game["status"] == "active"
+    assert [s["name"] for s in game["seats"]] == ["a", "b", "c"]
+    assert len({s["token"] for s in game["seats"]}) == 3
+    assert game["reproducible"] is False  # the server picked the seed
+    view = api.view(game["game_id"])
+    assert "seats" not in view
+    assert all(s["token"] not in api.client.get(f"/v1/games/{game['game_id']}").text for s in game["seats"])
+
+
+def test_bad_player_count_is_422(api) -> None:
+    response = api.client.post("/v1/games", json={"map": "rust_belt", "players": [{"name": "a"}]})
+    assert response.status_code == 422
+    assert response.get_json()["code"] == "PLAYER_COUNT"
+
+
+def test_unknown_option_is_422(api) -> None:
+    body = {"map": "rust_belt", "players": [{"name": n} for n in "abc"], "options": {"x": 1}}
+    response = api.client.post("/v1/games", json=body)
+    assert response.status_code == 422
+    assert response.get_json()["code"] == "BAD_OPTION"
+
+
+def test_same_seed_same_game(api) -> None:
+    first, second = api.create(seed="s-1"), api.create(seed="s-1")
+    strip = lambda v: {k: x for k, x in v.items() if k not in ("game_id", "seats")}  # noqa: E731
+    assert strip(first) == strip(second)
+    assert first["reproducible"] is True
+
+
+def test_view_etag_and_304(api) -> None:
+    game = api.create()
+    url = f"/v1/games/{game['game_id']}"
+    response = api.client.get(url)
+    assert response.headers["ETag"] == '"0"'
+    assert api.client.get(url, headers={"If-None-Match": '"0"'}).status_code == 304
+    assert api.client.get(url, headers={"If-None-Match": 'W/"0", "7"'}).status_code == 304
+    api.play(game, 1)
+    changed = api.client.get(url, headers={"If-None-Match": '"0"'})
+    assert changed.status_code == 200 and changed.headers["ETag"] == '"1"'
+
+
+def test_unknown_game_is_404(api) -> None:
+    for path in ("", "/legal-moves?seat=0", "/history", "/record", "/board.svg"):
+        response = api.client.get(f"/v1/games/nosuchgame{path}")
+        assert response.status_code == 404, path
+        assert response.get_json()["code"] == "GAME_NOT_FOUND"
+
+
+def test_legal_moves_only_for_the_deciding_seat(api) -> None:
+    game = api.create()
+    view = api.view(game["game_id"])
+    active = view["active_seat"]
+    body = api.client.get(f"/v1/games/{game['game_id']}/legal-moves?seat={active}").get_json()
+    assert body["version"] == 0 and body["seat"] == active and body["phase"] == view["phase"]
+    assert body["moves"]
+    other = (active + 1) % 3
+    assert api.legal(game["game_id"], other) == []
+    assert api.client.get(f"/v1/games/{game['game_id']}/legal-moves?seat=4").status_code == 400
+    assert api.client.get(f"/v1/games/{game['game_id']}/legal-moves").status_code == 400
+
+
+def test_apply_a_move(api) -> None:
+    game = api.create()
+    gid, seat = game["game_id"], game["active_seat"]
+    move = api.legal(gid, seat)[0]
+    response = api.move(gid, game["seats"][seat]["token"], move)
+    assert response.status_code == 200
+    body = response.get_json()
+    assert body["version"] == 1 and body["game"]["version"] == 1
+    assert response.headers["ETag"] == '"1"'
+    assert body["events"] and all("type" in e for e in body["events"])
+    assert api.view(gid) == body["game"]
+    history = api.client.get(f"/v1/games/{gid}/history").get_json()
+    assert history == [{"index": 0, "seat": seat, "move": move, "events": body["events"], "version": 1}]
+
+
+def test_every_listed_move_posts_back_unchanged(api) -> None:
+    """Bots post listed moves as they are, read-only extras included."""
+    game = api.create(seed="extras")
+    view = api.play(game, 60, random.Random(3))
+    assert view["version"] > 0
+
+
+def test_validate_is_a_dry_run(api) -> None:
+    game = api.create()
+    gid, seat = game["game_id"], game["active_seat"]
+    before = api.snapshot(gid)
+    move = api.legal(gid, seat)[0]
+    verdict = api.client.post(f"/v1/games/{gid}/moves/validate", json={**move, "seat": seat})
+    assert verdict.status_code == 200
+    assert verdict.get_json()["legal"] is True
+    assert verdict.get_json()["effects"]
+    other = (seat + 1) % 3
+    wrong = api.client.post(
+        f"/v1/games/{gid}/moves/validate",
+        json=move,
+        headers={"Authorization": f"Bearer {game['seats'][other]['token']}"},
+    ).get_json()
+    assert wrong["legal"] is False and wrong["code"] == "NOT_YOUR_TURN"
+    no_seat = api.client.post(f"/v1/games/{gid}/moves/validate", json=move)
+    assert no_seat.status_code == 400 and no_seat.get_json()["code"] == "SEAT_REQUIRED"
+    assert api.snapshot(gid) == before
+
+
+def test_record_keeps_the_seed_until_the_end_and_replays(api) -> None:
+    game = api.create(seed="to-the-end")
+    gid = game["game_id"]
+    record = api.client.get(f"/v1/games/{gid}/record").get_json()
+    assert "seed" not in record
+    assert (
+        record["seed_commitment"] == hashlib.sha256(b"to-the-end").hexdigest()
+        or len(record["seed_commitment"]) == 64
+    )
+    final = api.play(game, 5000, random.Random(11))
+    assert final["status"] == "finished" and final["phase"] == "finished"
+    assert final["scores"]
+    record = api.client.get(f"/v1/games/{gid}/record").get_json()
+    assert record["seed"] == "to-the-end"
+    assert len(record["moves"]) == final["version"]
+
+    imported = api.client.post("/v1/games", json={"record": record})
+    assert imported.status_code == 201, imported.get_json()
+    copy = imported.get_json()
+    assert copy["game_id"] != gid and copy["version"] == final["version"]
+    strip = lambda v: {k: x for k, x in v.items() if k not in ("game_id", "seats")}  # noqa: E731
+    assert strip(copy) == strip(final)
+    assert api.client.get(f"/v1/games/{copy['game_id']}/history").get_json() == (
+        api.client.get(f"/v1/games/{gid}/history").get_json()
+    )
+
+
+def test_a_record_with_an_illegal_move_is_refused(api) -> None:
+    game = api.create(seed="tampered")
+    final = api.play(game, 5000, random.Random(5))
+    record = api.client.get(f"/v1/games/{game['game_id']}/record").get_json()
+    assert final["status"] == "finished"
+    record["moves"][1] = {"seat": record["moves"][1]["seat"], "move": {"type": "pass"}}
+    response = api.client.post("/v1/games", json={"record": record})
+    assert response.status_code == 422
+    assert response.get_json()["index"] == 1
+
+    record = api.client.get(f"/v1/games/{game['game_id']}/record").get_json()
+    record["seed"] = "another seed"
+    response = api.client.post("/v1/games", json={"record": record})
+    assert response.status_code == 422
+    assert response.get_json()["code"] == "SEED_COMMITMENT_MISMATCH"
+
+
+def test_board_svg(api) -> None:
+    game = api.create(seed="board")
+    api.play(game, 80, random.Random(2))
+    response = api.client.get(f"/v1/games/{game['game_id']}/board.svg")
+    assert response.status_code == 200
+    assert response.content_type.startswith("image/svg+xml")
+    svg = response.get_data(as_text=True)
+    assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    assert svg.count("<polygon") >= 189  # every Rust Belt hex
+    assert "Ada" in svg
+
+
+def test_player_names_are_escaped_in_the_svg(api) -> None:
+    body = {"map": "rust_belt", "players": [{"name": "<script>"}, {"name": "b&"}, {"name": "c"}]}
+    game = api.client.post("/v1/games", json=body).get_json()
+    svg = api.client.get(f"/v1/games/{game['game_id']}/board.svg").get_data(as_text=True)
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
