@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
@@ -67,9 +68,10 @@ def test_idle_game_expires(redis_url: str) -> None:
 
 
 def test_unreachable_redis_is_store_unavailable() -> None:
-    from conftest import free_port
-
-    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", connect_timeout=0.2, retries=0)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # free, so nothing listens there
+    store = RedisStore(f"redis://127.0.0.1:{port}/0", connect_timeout=0.2, retries=0)
     for call in (
         store.ping,
         lambda: store.load("g"),
