@@ -197,3 +197,15 @@ def set_route_owner(state: dict, route: Route, owner: int | None) -> None:
             for entry in state["track"][k]:
                 if (entry[0], entry[1]) == (a, b):
                     entry[2] = owner
+
+
+def drop_owner(state: dict, seat: int) -> None:
+    """Removes every ownership marker of one seat (the track stays, unowned)."""
+    for tracks in state["track"].values():
+        for entry in tracks:
+            if entry[2] == seat:
+                entry[2] = None
+    for exits in state["towns"].values():
+        for entry in exits:
+            if entry[1] == seat:
+                entry[1] = None

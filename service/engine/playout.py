@@ -12,21 +12,21 @@ import sys
 import time
 
 from service.engine import game
+from service.engine.hexgrid import neighbour
+from service.engine.maps import load_map
+from service.engine.network import Network
 
 
 def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
                      max_moves: int = 20000, on_move=None) -> tuple[dict, int]:
-    """Plays one game choosing uniformly among legal moves; returns (final state, moves made)."""
+    """Plays one game with RandomPlayer for every seat; returns (final state, moves made)."""
     state = game.new_game(map_id, [f"P{i}" for i in range(players)], seed)
+    player = RandomPlayer(chooser)
     moves = 0
     while not game.is_finished(state):
         seat = game.active_seat(state)
         options = game.legal_moves(state, seat)
-        player = state["players"][seat]
-        extend = frontier(state, seat) if state["phase"] == "build" else None
-        if extend:
-            mark_completing(state, seat, options, extend)
-        move = pick_move(options, chooser, player["cash"], player["shares"] + player["loco"], extend)
+        move = player.choose(state, seat, options)
         before = state
         state, events = game.apply(state, seat, move)
         moves += 1
@@ -37,56 +37,68 @@ def play_random_game(map_id: str, players: int, seed: str, chooser: random.Rando
     return state, moves
 
 
+class RandomPlayer:
+    """A random but not suicidal player, to drive whole games through every phase: it delivers
+    when it can, builds toward links it can finish while it has money, issues shares when short
+    and bids low. Within the kind of move it picks it chooses uniformly, so every listed build
+    and route gets played somewhere."""
+
+    WEIGHTS = {"deliver": 20.0, "build": 4.0, "urbanize": 3.0, "upgrade_locomotive": 0.15,
+               "pass": 0.5, "end_build": 1.0, "drop_out": 1.0, "bid": 1.0}
+
+    def __init__(self, chooser: random.Random) -> None:
+        self.chooser = chooser
+
+    def choose(self, state: dict, seat: int, options: list[dict]) -> dict:
+        player = state["players"][seat]
+        cash, reserve = player["cash"], player["shares"] + player["loco"]
+        by_type: dict[str, list[dict]] = {}
+        for m in options:
+            if m["type"] == "build" and m["cost"] > cash - reserve:
+                continue
+            by_type.setdefault(m["type"], []).append(m)
+        kinds = sorted(by_type)
+        kind = self.chooser.choices(kinds, weights=[self.WEIGHTS.get(k, 1.0) for k in kinds])[0]
+        same = by_type[kind]
+        if kind == "issue_shares":
+            same = same[2:5] if cash < reserve + 8 and len(same) > 4 else same[:1]
+        elif kind == "bid":
+            same = same[:2]
+        elif kind == "build":
+            same = self._builds_worth_trying(state, seat, same)
+        return self.chooser.choice(same)
+
+    def _builds_worth_trying(self, state: dict, seat: int, builds: list[dict]) -> list[dict]:
+        ends = frontier(state, seat)
+        stops = stop_hexes(state)
+        links = len(game.view(state)["board"]["links"])
+        finishing, extending = [], []
+        for m in builds:
+            h = (m["hex"]["q"], m["hex"]["r"])
+            if h in ends:
+                extending.append(m)
+                after, _ = game.apply(state, seat, m)
+                if len(game.view(after)["board"]["links"]) > links:
+                    finishing.append(m)
+            elif any(all(neighbour(h, e) in stops for e in t) for t in m.get("tracks", [])):
+                finishing.append(m)
+        if finishing and self.chooser.random() < 0.9:
+            return finishing
+        if extending and self.chooser.random() < 0.8:
+            return extending
+        return builds
+
+
+def stop_hexes(state: dict) -> set[tuple[int, int]]:
+    board = load_map(state["map"])
+    return set(board.cities) | set(board.towns)
+
+
 def frontier(state: dict, seat: int) -> set[tuple[int, int]]:
     """Hexes where the seat's incomplete track points: building there extends it."""
-    from service.engine.hexgrid import neighbour
-    from service.engine.maps import load_map
-    from service.engine.network import Network
-
     net = Network(state, load_map(state["map"]))
     return {neighbour(end.hex, end.edge) for r in net.routes() if r.owner == seat
             for end in r.ends if end.kind == "open"}
-
-
-def pick_move(options: list[dict], chooser: random.Random, cash: int = 10,
-              reserve: int = 3, extend: set | None = None) -> dict:
-    """A random but not suicidal player: it delivers when it can, builds while it has money,
-    issues a share or two when short and bids low. Uniform among the moves of the kind it picks,
-    so every listed build and route gets played somewhere."""
-    by_type: dict[str, list[dict]] = {}
-    for m in options:
-        if m["type"] == "build" and m["cost"] > cash - reserve:
-            continue
-        by_type.setdefault(m["type"], []).append(m)
-
-    def weight(kind: str) -> float:
-        return {"deliver": 20.0, "build": 4.0, "urbanize": 3.0, "upgrade_locomotive": 0.4,
-                "pass": 0.5, "end_build": 1.0, "drop_out": 1.0, "bid": 1.0}.get(kind, 1.0)
-
-    kinds = sorted(by_type)
-    kind = chooser.choices(kinds, weights=[weight(k) for k in kinds])[0]
-    same = by_type[kind]
-    if kind == "issue_shares":
-        same = same[2:5] if cash < 12 and len(same) > 4 else same[:2]
-    elif kind == "bid":
-        same = same[:2]
-    elif kind == "build" and extend:
-        extending = [m for m in same if (m["hex"]["q"], m["hex"]["r"]) in extend]
-        completing = [m for m in extending if m.get("completes")]
-        if completing and chooser.random() < 0.9:
-            same = completing
-        elif extending and chooser.random() < 0.8:
-            same = extending
-    return chooser.choice(same)
-
-
-def mark_completing(state: dict, seat: int, options: list[dict], extend: set) -> None:
-    """Marks the builds on the frontier that complete a link (by trying them)."""
-    links = len(game.view(state)["board"]["links"])
-    for m in options:
-        if m["type"] == "build" and (m["hex"]["q"], m["hex"]["r"]) in extend:
-            after, _ = game.apply(state, seat, m)
-            m["completes"] = len(game.view(after)["board"]["links"]) > links
 
 
 def main(argv: list[str] | None = None) -> int:

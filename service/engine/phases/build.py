@@ -275,7 +275,9 @@ def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
     pieces = {p: o for p, o in old.items() if (p[1], p[2]) in tracks}
     if removed:
         redirect = _check_redirect(net, seat, h, removed, added, old_tracks, status)
-        pieces[redirect[1]] = old[redirect[0]]
+        # The redirected track is the builder's from now on (it may be unowned before), so the
+        # route it joins never mixes owners.
+        pieces[redirect[1]] = seat
     else:
         _check_edges(status, [e for t in added for e in t])
         for t in added:
@@ -510,8 +512,6 @@ def commit_build(state: dict, seat: int, plan: BuildPlan, events: list) -> None:
     event.update({f: move[f] for f in ("tracks", "town_exits") if f in move})
     events.append(event)
     for route in plan.claims:
-        if plan.redirect:
-            continue
         if any(o is None for p in route.pieces for o in [state_owner(state, p)]):
             set_route_owner(state, route, seat)
             events.append({"type": "track_claimed", "seat": seat,

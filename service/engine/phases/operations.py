@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from service.engine import rules_data as R
-from service.engine.network import Network, set_route_owner
+from service.engine.network import drop_owner
 from service.engine.state import active_players
 
 
@@ -38,10 +38,7 @@ def eliminate_bankrupt(state: dict, rules, events: list) -> None:
         if player["income"] >= 0:
             continue
         player["eliminated"] = True
-        net = Network(state, rules.map)
-        for route in net.routes():
-            if route.owner == seat:
-                set_route_owner(state, route, None)
+        drop_owner(state, seat)
         events.append({"type": "player_eliminated", "seat": seat, "income": player["income"]})
 
 

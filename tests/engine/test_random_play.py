@@ -1,0 +1,148 @@
+"""Random play: whole games on Rust Belt for 3-6 players, with the engine's invariants checked
+after every move, legality tested both ways, and replay compared byte for byte."""
+
+from __future__ import annotations
+
+import random
+
+import orjson
+import pytest
+
+from service.engine import game
+from service.engine.errors import IllegalMove
+from service.engine.playout import RandomPlayer
+from service.engine.state import cubes_in_play
+
+READ_ONLY = ("cost", "income", "completes")
+TOTAL_CUBES = 96
+
+
+def canonical(move: dict) -> bytes:
+    """A move without its read-only fields, in one order, for comparing with the listing."""
+    m = {k: v for k, v in move.items() if k not in READ_ONLY}
+    if isinstance(m.get("tracks"), list):
+        m["tracks"] = sorted(sorted(t) for t in m["tracks"] if isinstance(t, list))
+    if isinstance(m.get("town_exits"), list):
+        m["town_exits"] = sorted(m["town_exits"])
+    if isinstance(m.get("placements"), list):
+        m["placements"] = sorted(m["placements"], key=lambda p: orjson.dumps(p, option=orjson.OPT_SORT_KEYS))
+    return orjson.dumps(m, option=orjson.OPT_SORT_KEYS)
+
+
+def mutations(move: dict, state: dict, seat: int, chooser: random.Random) -> list[dict]:
+    """Near misses of a legal move: each is legal only if the listing says so."""
+    out: list[dict] = [{**move, "type": "bid" if move["type"] != "bid" else "pass"}]
+    cash = state["players"][seat]["cash"]
+    if move["type"] == "issue_shares":
+        out += [{**move, "count": move["count"] + 14}, {**move, "count": -1}]
+    elif move["type"] == "bid":
+        out += [{**move, "amount": cash + 1}, {**move, "amount": move["amount"] - 1}]
+    elif move["type"] == "select_action":
+        out += [{**move, "action": a} for a in ("first_move", "engineer", "nonsense")]
+    elif move["type"] == "build":
+        h = move["hex"]
+        out += [{**move, "hex": {"q": h["q"] + dq, "r": h["r"] + dr}}
+                for dq, dr in ((1, 0), (0, 1), (-1, 1))]
+        if "tracks" in move:
+            out.append({**move, "tracks": [[(a + 1) % 6, (b + 1) % 6] for a, b in move["tracks"]]})
+            out.append({**move, "tracks": move["tracks"] + [[0, 3]]})
+        else:
+            out.append({**move, "town_exits": [(e + 1) % 6 for e in move["town_exits"]]})
+    elif move["type"] == "deliver":
+        links = move["links"]
+        out += [{**move, "links": links[::-1]}, {**move, "links": links[:-1] or ["0,0,0"]},
+                {**move, "links": links + links[:1]},
+                {**move, "color": chooser.choice(["red", "blue", "yellow", "purple", "black"])}]
+    elif move["type"] == "produce":
+        out += [{**move, "placements": [{**p, "column": "light-1"} for p in move["placements"]]},
+                {**move, "placements": move["placements"][:-1]}]
+    return out
+
+
+def cash_deltas_from_events(events: list[dict], players: int) -> list[int]:
+    """What the events say each seat's cash changed by."""
+    delta = [0] * players
+    for e in events:
+        t = e["type"]
+        if t == "shares_issued":
+            delta[e["seat"]] += e["cash"]
+        elif t == "turn_order_set":
+            for p in e["payments"]:
+                delta[p["seat"]] -= p["paid"]
+        elif t == "track_built":
+            delta[e["seat"]] -= e["cost"]
+        elif t == "income_collected":
+            for s, amount in e["income"].items():
+                delta[int(s)] += amount
+        elif t == "expenses_paid":
+            for row in e["expenses"]:
+                delta[row["seat"]] -= row["paid"]
+    return delta
+
+
+def check_invariants(before: dict, after: dict, events: list[dict]) -> None:
+    assert cubes_in_play(after) + sum(after["bag"].values()) == TOTAL_CUBES
+    assert all(n >= 0 for n in after["bag"].values())
+    for p in after["players"]:
+        assert p["cash"] >= 0, p
+        assert 1 <= p["loco"] <= 6
+        assert 2 <= p["shares"] <= 15
+    expected = cash_deltas_from_events(events, len(after["players"]))
+    actual = [a["cash"] - b["cash"] for a, b in zip(after["players"], before["players"], strict=True)]
+    assert actual == expected, events
+    supply = after["supply"]
+    assert all(n >= 0 for n in supply.values())
+    for route_owner in (o for ts in after["track"].values() for _, _, o in ts):
+        assert route_owner is None or not after["players"][route_owner]["eliminated"]
+
+
+def play_checked(players: int, seed: int, check_all_every: int = 0) -> tuple[dict, list[dict]]:
+    chooser = random.Random(seed)
+    state = game.new_game("rust_belt", [f"P{i}" for i in range(players)], f"random-{seed}")
+    record: list[dict] = []
+    player = RandomPlayer(chooser)
+    decisions = 0
+    while not game.is_finished(state):
+        seat = game.active_seat(state)
+        for other in range(players):
+            if other != seat:
+                assert game.legal_moves(state, other) == []
+        options = game.legal_moves(state, seat)
+        assert options, f"seat {seat} must decide in {state['phase']} but has no legal move"
+        listed = {canonical(m) for m in options}
+        assert len(listed) == len(options), "a move is listed twice"
+        move = player.choose(state, seat, options)
+        # Every listed move applies (all of them now and then, a sample otherwise).
+        sample = options if check_all_every and decisions % check_all_every == 0 else \
+            chooser.sample(options, min(3, len(options)))
+        for m in sample:
+            game.apply(state, seat, m)
+        # Near misses are accepted exactly when they are listed.
+        for m in mutations(move, state, seat, chooser):
+            verdict = game.validate(state, seat, m)
+            assert verdict["legal"] == (canonical(m) in listed), (m, verdict)
+            if not verdict["legal"]:
+                with pytest.raises(IllegalMove):
+                    game.apply(state, seat, m)
+        before_bytes = orjson.dumps(state)
+        after, events = game.apply(state, seat, move)
+        assert orjson.dumps(state) == before_bytes, "apply changed its input"
+        check_invariants(state, after, events)
+        record.append({"seat": seat, "move": move})
+        state = after
+        decisions += 1
+    return state, record
+
+
+@pytest.mark.parametrize("players", [3, 4, 5, 6])
+@pytest.mark.parametrize("seed", range(50))
+def test_random_game_keeps_invariants_and_replays(players: int, seed: int) -> None:
+    final, record = play_checked(players, seed * 10 + players, check_all_every=25 if seed < 3 else 0)
+    assert final["phase"] == "finished"
+    scores = final["scores"]
+    assert len(scores) == players
+    survivors = [s for s in scores if s["points"] is not None]
+    for s in survivors:
+        assert s["points"] == s["income_points"] + s["share_points"] + s["track_points"]
+    replayed = game.replay(game.record_header(final), record)
+    assert orjson.dumps(replayed) == orjson.dumps(final)
