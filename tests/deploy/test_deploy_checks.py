@@ -212,3 +212,58 @@ def test_metrics_dir_is_emptied_at_start(monkeypatch, tmp_path):
     assert sorted(p.name for p in metrics.iterdir()) == ["keep.txt"]
     monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR")
     conf.on_starting(server=None)  # unset: nothing to do
+
+
+# Read by Python itself or by a library, not by our code.
+_THIRD_PARTY_VARIABLES = {
+    "PATH",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONUNBUFFERED",
+    "PIP_NO_CACHE_DIR",
+    "PIP_DISABLE_PIP_VERSION_CHECK",
+    "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client's multi-process mode (and our gunicorn hooks)
+}
+
+
+def _configured_variables() -> dict[str, set[str]]:
+    import re
+
+    import yaml
+
+    found: dict[str, set[str]] = {}
+    configmap = yaml.safe_load((REPO / "deploy" / "k8s" / "configmap.yaml").read_text())
+    found["k8s/configmap.yaml"] = set(configmap["data"])
+    deployment = yaml.safe_load((REPO / "deploy" / "k8s" / "deployment.yaml").read_text())
+    found["k8s/deployment.yaml"] = {
+        env["name"]
+        for c in deployment["spec"]["template"]["spec"]["containers"]
+        for env in c.get("env", [])
+    }
+    compose = yaml.safe_load((REPO / "deploy" / "compose.yaml").read_text())
+    found["compose.yaml"] = {
+        name for svc in compose["services"].values() for name in svc.get("environment", {})
+    }
+    dockerfile = (REPO / "deploy" / "Dockerfile").read_text().replace("\\\n", " ")
+    found["Dockerfile"] = {
+        name
+        for line in dockerfile.splitlines()
+        if line.startswith("ENV ")
+        for name in re.findall(r"(\w+)=", line)
+    }
+    return found
+
+
+def test_every_configured_variable_is_read_by_something():
+    """A setting in the manifests that no code reads would mislead every operator."""
+    code = GUNICORN_CONF.read_text() + "".join(
+        p.read_text() for p in (REPO / "service").rglob("*.py")
+    )
+    for where, names in _configured_variables().items():
+        unread = sorted(
+            name
+            for name in names
+            if name not in _THIRD_PARTY_VARIABLES
+            and f'"{name}"' not in code
+            and f"'{name}'" not in code
+        )
+        assert not unread, f"deploy/{where} sets {unread}, which neither service/ nor gunicorn reads"

@@ -72,6 +72,7 @@ def _env(root: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
     env.update(
         PYTHONPATH=str(root / "site"),
+        AOS_OPENAPI_PATH=str(root / "app" / "openapi.yaml"),  # as the image's ENV sets it
         PYTHONDONTWRITEBYTECODE="1",
         WEB_CONCURRENCY="2",
         PROMETHEUS_MULTIPROC_DIR=str(root / "metrics"),
