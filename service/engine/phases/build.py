@@ -307,6 +307,8 @@ def _check_redirect(net, seat, h, removed, added, old_tracks, status) -> tuple[P
     if len(removed) != 1 or len(added) != 1:
         raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
     (x, y), new = removed[0], added[0]
+    if not {x, y} & set(new):
+        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
     old_piece = old_tracks[(x, y)]
     if net.owner[old_piece] not in (seat, None):
         raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
