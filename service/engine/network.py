@@ -64,10 +64,11 @@ def other_edge(piece: Piece, edge: int) -> int:
 class Network:
     """The track of one state, indexed for tracing. Built per call; cheap (a few hundred pieces)."""
 
-    def __init__(self, state: dict, board: MapData) -> None:
+    def __init__(self, state: dict, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
         self.map = board
         new_cities = {parse_key(k) for k in state["new_cities"]}
-        self.cities: set[Hex] = set(board.cities) | new_cities
+        # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
+        self.cities: set[Hex] = set(board.cities) | new_cities | more_stops
         self.towns: set[Hex] = set(board.towns) - new_cities
         self.owner: dict[Piece, int | None] = {}
         self.end_index: dict[tuple[Hex, int], Piece] = {}

@@ -5,7 +5,6 @@ from __future__ import annotations
 from service.engine import rules_data as R
 from service.engine.hexgrid import as_dict, parse_key
 from service.engine.maps import MAP_IDS, load_map
-from service.engine.network import Network
 from service.engine.state import active_players
 
 
@@ -77,7 +76,7 @@ def board_view(state: dict, rules) -> dict:
     links = [
         {"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
          "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
-        for link in Network(state, board).links()
+        for link in rules.network(state).links()
     ]
     cities = []
     for h, city in sorted(board.cities.items()):

@@ -60,7 +60,7 @@ def close_turn(state: dict, rules, events: list) -> None:
 
 
 def incomplete_routes(state: dict, rules, seat: int) -> list[list]:
-    net = Network(state, rules.map)
+    net = rules.network(state)
     return [
         [[key(p[0]), p[1], p[2]] for p in r.pieces]
         for r in net.routes()
@@ -72,7 +72,7 @@ def expire_unextended(state: dict, rules, events: list) -> None:
     """Incomplete track owned at the start of this turn and not extended during it goes unowned."""
     build = state["build"]
     seat = build["seat"]
-    net = Network(state, rules.map)
+    net = rules.network(state)
     extended = {(parse_key(k), a, b) for k, a, b in build["extended"]}
     redirected = {tuple(k.split("|")): v for k, v in build["redirected"].items()}
     for pieces in build["incomplete_at_start"]:
@@ -90,7 +90,7 @@ def expire_unextended(state: dict, rules, events: list) -> None:
         if route.complete or route.owner != seat or any(p in extended for p in route.pieces):
             continue
         set_route_owner(state, route, None)
-        net = Network(state, rules.map)
+        net = rules.network(state)
         events.append({"type": "track_unowned", "seat": seat,
                        "hexes": [as_dict(h) for h in route.hexes()]})
 
@@ -365,7 +365,7 @@ def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> t
 
 
 def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: list) -> None:
-    net = Network(state, rules.map)
+    net = rules.network(state)
     waiting = [r for r in net.routes()
                if not r.complete and r.owner is None
                and any(e.kind == "open" and neighbour(e.hex, e.edge) == h for e in r.ends)]
@@ -383,7 +383,7 @@ def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: l
     colour = rules.map.new_city_tiles[letter].color
     events.append({"type": "city_urbanized", "seat": seat, "hex": as_dict(h), "new_city": letter,
                    "color": colour})
-    net = Network(state, rules.map)
+    net = rules.network(state)
     for r in waiting:
         live = [p for p in r.pieces if p in net.owner]
         if live:
@@ -445,7 +445,7 @@ def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
 
 
 def legal(state: dict, rules, seat: int) -> list[dict]:
-    net = Network(state, rules.map)
+    net = rules.network(state)
     build = state["build"]
     moves: list[dict] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
@@ -476,7 +476,7 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         events.append({"type": "build_ended", "seat": seat})
         end_turn(state, rules, events)
         return
-    net = Network(state, rules.map)
+    net = rules.network(state)
     if kind == "urbanize":
         h, letter = check_urbanize(state, rules, seat, move, net)
         apply_urbanize(state, rules, seat, h, letter, events)

@@ -26,6 +26,7 @@ def start_production(state: dict, rules, events: list) -> bool:
     seat = action_holder(state, "production")
     if seat is None or state["players"][seat]["eliminated"]:
         return False
+    rules.before_production_draw(state, seat, events)
     drawn = []
     for _ in range(rules.production_draws(state)):
         cube = draw_cube(state)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
-from service.engine.network import Network, Route
+from service.engine.network import Route
 from service.engine.phases.common import expect_type, hex_field
 from service.engine.variants.base import raise_locomotive
 
@@ -50,7 +50,7 @@ class LinkGraph:
     """Complete links by id and by the stops they join, for route search and checking."""
 
     def __init__(self, state: dict, rules) -> None:
-        net = Network(state, rules.map)
+        net = rules.network(state)
         self.by_id: dict[str, Route] = {}
         self.at_stop: dict[Hex, list[tuple[Route, Hex]]] = {}
         for link in net.links():

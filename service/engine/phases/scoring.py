@@ -4,12 +4,11 @@ Cash scores nothing and breaks no tie; eliminated players rank last with no poin
 from __future__ import annotations
 
 from service.engine import rules_data as R
-from service.engine.network import Network
 
 
 def track_points(state: dict, rules) -> dict[int, int]:
     points: dict[int, int] = {}
-    for link in Network(state, rules.map).links():
+    for link in rules.network(state).links():
         if link.owner is not None:
             points[link.owner] = points.get(link.owner, 0) + len(link.pieces)
     return points

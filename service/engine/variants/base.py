@@ -9,12 +9,20 @@ from __future__ import annotations
 from service.engine import rules_data as R
 from service.engine.hexgrid import Hex
 from service.engine.maps import MapData
+from service.engine.network import Network
 from service.engine.state import action_holder, active_players
 
 
 class Rules:
     def __init__(self, board: MapData) -> None:
         self.map = board
+
+    def network(self, state: dict) -> Network:
+        return Network(state, self.map, self.trackless_stops(state))
+
+    def trackless_stops(self, state: dict) -> frozenset[Hex]:
+        """Hexes that end links like a city though no city is there (Iraq's oil fields)."""
+        return frozenset()
 
     # -- setup ---------------------------------------------------------------------------
 
@@ -155,6 +163,9 @@ class Rules:
 
     def before_income_reduction(self, state: dict, events: list) -> None:
         """Called in every round after expenses, before the income reduction."""
+
+    def before_production_draw(self, state: dict, seat: int, events: list) -> None:
+        """Runs as the Production action starts, before its cubes are drawn."""
 
     def production_draws(self, state: dict) -> int:
         return R.PRODUCTION_DRAWS
