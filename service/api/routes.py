@@ -58,6 +58,14 @@ def idempotency_key() -> str | None:
     return key
 
 
+def precondition(name: str) -> str | None:
+    """An If-Match / If-None-Match header, bounded as the contract says."""
+    value = request.headers.get(name)
+    if value is not None and len(value) > 1024:
+        raise ApiError(400, "BAD_HEADER", f"{name} is at most 1024 characters")
+    return value
+
+
 def read_move() -> tuple[dict, int | None]:
     try:
         return load_move(json_body())
@@ -108,7 +116,7 @@ def create_game() -> Response:
 @bp.get("/games/<game_id>")
 def get_game(game_id: str) -> Response:
     game_id = game_id_of(game_id)
-    if_none_match = request.headers.get("If-None-Match")
+    if_none_match = precondition("If-None-Match")
     if if_none_match is not None:
         version = games().version(game_id)
         if etag_matches(if_none_match, version):
@@ -142,7 +150,7 @@ def apply_move(game_id: str) -> Response:
         game_id,
         seat,
         move,
-        if_match=request.headers.get("If-Match"),
+        if_match=precondition("If-Match"),
         idempotency_key=key,
         stored=stored,
     )
