@@ -158,3 +158,10 @@ def test_validate_reports_share_limit_without_applying():
     assert game.validate(state, 0, {"type": "issue_shares", "count": 2})["code"] == "SHARE_LIMIT"
     assert game.validate(state, 0, {"type": "issue_shares", "count": 1})["legal"] is True
     assert state["players"][0]["shares"] == 14
+
+
+def test_shares_issued_only_in_the_issue_shares_phase():
+    for phase in ("auction", "select_action", "move_goods"):
+        state = game_at(phase)
+        with illegal("WRONG_PHASE"):
+            game.apply(state, game.active_seat(state), {"type": "issue_shares", "count": 1})
