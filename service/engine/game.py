@@ -24,6 +24,7 @@ from service.engine.phases import (
 )
 from service.engine.state import FORMAT, active_players, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
+from service.engine.variants.registry import VARIANTS
 from service.engine.view import game_view, map_info, maps
 
 RULES_VERSION = "aos-rules/1.0"
@@ -49,6 +50,8 @@ def new_game(map_id: str, names: list[str], seed: str, options: dict | None = No
     if map_id not in MAP_IDS:
         raise SetupError("UNKNOWN_MAP", f"no map {map_id!r}; maps: {', '.join(MAP_IDS)}")
     board = load_map(map_id)
+    if map_id not in VARIANTS:
+        raise SetupError("UNKNOWN_MAP", f"{board.name} is not playable yet")
     rules = rules_for(map_id)
     if not board.min_players <= len(names) <= board.max_players:
         raise SetupError("PLAYER_COUNT", f"{board.name} takes {board.min_players}"
@@ -84,6 +87,7 @@ def new_game(map_id: str, names: list[str], seed: str, options: dict | None = No
     }
     events: list = []
     state["turn_order"] = shuffle(state, state["turn_order"])
+    rules.setup_before_draws(state, events)
     _fill_display(state, rules)
     for h in sorted(board.cities):
         state["cubes"][f"{h[0]},{h[1]}"] = [c for c in (draw_cube(state) for _ in range(
@@ -174,7 +178,7 @@ def _operations(state: dict, rules, events: list) -> None:
 def _grow_and_next_round(state: dict, rules, events: list) -> None:
     growth.roll_growth(state, rules, events)
     rules.end_round(state, events)
-    state["pass_holder"] = state["actions"]["taken"].get("turn_order")
+    state["pass_holder"] = rules.turn_order_pass_holder(state)
     state["actions"] = {"taken": {}, "locked": []}
     for player in state["players"]:
         player["action"] = None

@@ -8,7 +8,7 @@ shapes on the hexes where track could connect and keeps those `plan_build` accep
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -18,6 +18,7 @@ from service.engine.network import CENTRE, Network, Piece, set_route_owner, writ
 from service.engine.phases.common import expect_type, hex_field
 
 ANCHORS = frozenset({"city", "own", "unowned"})
+OPEN = frozenset({"free", "off", "closed"})
 
 
 # -- turn structure ------------------------------------------------------------------------
@@ -108,7 +109,6 @@ class BuildPlan:
     old_tile: str | None
     disk_delta: int  # town disks taken (+1) or returned (-1)
     cost: int
-    claims: list = field(default_factory=list)
 
     def as_move(self) -> dict:
         move: dict = {"type": "build", "hex": as_dict(self.hex)}
@@ -190,18 +190,27 @@ def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
 
 
 def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
-               tracks: frozenset | None, exits: frozenset | None,
-               status: list[str] | None = None) -> BuildPlan:
-    """Checks one build against every rule and prices it; raises IllegalMove naming the rule.
-    `status` is the hex's edge_status list when the caller has it already."""
+               tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
+    """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
+    check_hex(state, rules, net, seat, h)
+    status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
+    return plan_shape(state, rules, net, seat, h, tracks, exits, status)
+
+
+def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
+    """The rules about the hex itself and the turn, whatever is built there."""
     check_turn(state, rules, seat, h)
     if not hex_buildable(state, rules, net, h):
         raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
+
+
+def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
+               exits: frozenset | None, status: list[str]) -> BuildPlan:
+    """The rules about what is built on a hex that check_hex accepted; `status` is its
+    edge_status list."""
     is_town = h in net.towns
     if is_town != (exits is not None):
         raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
-    if status is None:
-        status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
     old = {p: net.owner[p] for p in net.pieces_on(h)}
     old_tile = state["tiles"].get(key(h))
     owns = seat in net.owner.values()
@@ -210,7 +219,7 @@ def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
     else:
         plan = _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
     _check_supply(state, plan)
-    _check_loops(net, plan)
+    _check_loops(net, plan, status)
     plan.cost += rules.extra_cost_per_tile(state, seat)
     cash = state["players"][seat]["cash"]
     if plan.cost > cash:
@@ -291,7 +300,7 @@ def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
             pieces[(h, t[0], t[1])] = seat
     b = R.BUILD_COSTS
     if redirect:
-        cost = b["redirect"]
+        cost = rules.replace_cost(state, h, b["redirect"])
     elif old:
         old_kind = T.TILE_KIND[old_tile]
         base = (b["upgrade_to_crossing_from_simple"]
@@ -332,16 +341,20 @@ def _check_supply(state: dict, plan: BuildPlan) -> None:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
 
 
-def _check_loops(net: Network, plan: BuildPlan) -> None:
+def _check_loops(net: Network, plan: BuildPlan, status: list[str]) -> None:
+    """A new track closes a loop only if both its ends join something; only then trace."""
+    fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
+    joined = [p for p in fresh
+              if status[p[1]] not in OPEN and (p[2] == CENTRE or status[p[2]] not in OPEN)]
+    if not joined:
+        return
     old = net.replace_hex(plan.hex, plan.pieces)
     try:
-        fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
-        for p in fresh:
+        for p in joined:
             route = net.route_through(p)
             if any(end.kind == "cycle" for end in route.ends) or (
                     route.complete and route.ends[0].hex == route.ends[1].hex):
                 raise IllegalMove("LOOP")
-            plan.claims.append(route)
     finally:
         net.replace_hex(plan.hex, old)
 
@@ -412,25 +425,41 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
                   and hex_buildable(state, rules, net, h))
 
 
+def _mask(edges) -> int:
+    m = 0
+    for e in edges:
+        m |= 1 << e
+    return m
+
+
+# Each track shape with the edge mask of each of its tracks, and each town shape with its mask.
+_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
+_TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
+
+
 def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
-    """Candidate (tracks, exits) for hex h: a superset of every shape plan_build can accept."""
+    """Candidate (tracks, exits) for hex h: a superset of every shape plan_build can accept.
+    Every added track needs an edge that anchors it and none that is barred."""
     old = net.pieces_on(h)
-    anchored = {e for e in range(6) if status[e] in ANCHORS}
-    bad = {e for e in range(6) if status[e] in ("off", "closed", "opponent")}
+    anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
+    bad = _mask(e for e in range(6) if status[e] in ("off", "closed", "opponent"))
     if h in net.towns:
-        old_exits = frozenset(p[1] for p in old)
+        old_mask = _mask(p[1] for p in old)
         mine = any(net.owner[p] == seat for p in old)
-        for exits in T.TOWN_SHAPES:
-            added = exits - old_exits
-            if old_exits <= exits and added and not (added & bad) and (mine or added & anchored):
+        for exits, mask in _TOWN_MASKS:
+            added = mask & ~old_mask
+            if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
                 yield None, exits
         return
     old_tracks = frozenset((p[1], p[2]) for p in old)
-    for tracks in T.TRACK_SHAPES:
-        if not old_tracks <= tracks or tracks == old_tracks:
-            continue
-        added = tracks - old_tracks
-        if all(not (set(t) & bad) and set(t) & anchored for t in added):
+    if not old_tracks and not anchored:
+        return
+    for tracks, masks in _TRACK_MASKS:
+        if old_tracks:
+            if not old_tracks < tracks:
+                continue
+            masks = tuple(_mask(t) for t in tracks - old_tracks)
+        if all(not m & bad and m & anchored for m in masks):
             yield tracks, None
     for t in old_tracks:
         rest = old_tracks - {t}
@@ -456,10 +485,14 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
         for h in candidate_hexes(state, rules, net):
+            try:
+                check_hex(state, rules, net, seat, h)
+            except IllegalMove:
+                continue
             status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
             for tracks, exits in _shapes_for(net, h, status, seat):
                 try:
-                    plan = plan_build(state, rules, net, seat, h, tracks, exits, status)
+                    plan = plan_shape(state, rules, net, seat, h, tracks, exits, status)
                     moves.append(plan.as_move())
                 except IllegalMove:
                     pass
@@ -483,14 +516,14 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
     elif kind == "build":
         h, tracks, exits = parse_build(move)
         plan = plan_build(state, rules, net, seat, h, tracks, exits)
-        commit_build(state, seat, plan, events)
+        commit_build(state, rules, seat, plan, events)
     else:
         rules.apply_extra_build_move(state, seat, move, events)
     if state["build"]["tiles_left"] <= 0:
         end_turn(state, rules, events)
 
 
-def commit_build(state: dict, seat: int, plan: BuildPlan, events: list) -> None:
+def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
     k = key(plan.hex)
     supply = state["supply"]
     if plan.old_tile:
@@ -513,16 +546,17 @@ def commit_build(state: dict, seat: int, plan: BuildPlan, events: list) -> None:
              "kind": "redirect" if plan.redirect else ("upgrade" if plan.old_tile else "new")}
     event.update({f: move[f] for f in ("tracks", "town_exits") if f in move})
     events.append(event)
-    for route in plan.claims:
-        if any(o is None for p in route.pieces for o in [state_owner(state, p)]):
+    claim_joined_routes(state, rules, seat, plan, events)
+
+
+def claim_joined_routes(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
+    """Unowned track that the new track joins becomes the builder's, all of its route."""
+    net = rules.network(state)
+    fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
+    for p in fresh:
+        route = net.route_through(p)
+        if any(net.owner[q] is None for q in route.pieces):
             set_route_owner(state, route, seat)
+            net = rules.network(state)
             events.append({"type": "track_claimed", "seat": seat,
                            "hexes": [as_dict(h) for h in route.hexes()]})
-
-
-def state_owner(state: dict, piece: Piece) -> int | None:
-    h, a, b = piece
-    k = key(h)
-    if b == CENTRE:
-        return next(o for e, o in state["towns"][k] if e == a)
-    return next(o for x, y, o in state["track"][k] if (x, y) == (a, b))

@@ -40,6 +40,10 @@ class Rules:
     def display_columns_left_empty(self, state: dict) -> set[str]:
         return {letter for letter in self.map.removed_new_cities}
 
+    def setup_before_draws(self, state: dict, events: list) -> None:
+        """Map-specific setup before the display and cities are filled from the bag (Iraq's oil
+        fields take their black cubes first)."""
+
     def setup(self, state: dict, events: list) -> None:
         """Map-specific setup after the display and cities are filled."""
 
@@ -106,6 +110,7 @@ class Rules:
         return base + R.BUILD_COSTS["new_tile_extra_by_kind"][kind]
 
     def replace_cost(self, state: dict, h: Hex, base_cost: int) -> int:
+        """What replacing track on h costs (upgrades and redirects); base_cost is the base rule's."""
         return base_cost
 
     def extra_cost_per_tile(self, state: dict, seat: int) -> int:
