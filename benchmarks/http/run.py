@@ -1,0 +1,260 @@
+"""HTTP load benchmark: GET view, GET legal-moves (mid-game build turn) and POST move, each as
+throughput and p50/p99 and as a ratio to the floor measured in the same run (a bare endpoint
+doing the same Redis read-modify-write of a state of the same size; see bench_app.py).
+
+    .venv/bin/python benchmarks/http/run.py [--workers 5] [--connections 16] [--seconds 10]
+
+Starts its own redis-server (no persistence) and gunicorn (sync workers) on free ports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import orjson
+import redis
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1]))
+
+from load import Result, run  # noqa: E402
+
+from service.engine import game  # noqa: E402
+from service.engine.playout import play_random_game  # noqa: E402
+
+HOST = "127.0.0.1"
+PLAYERS = 4
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=1):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"{url} never answered")
+
+
+def call(port: int, method: str, path: str, body: object = None, token: str | None = None):
+    headers = {"Content-Type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    data = None if body is None else orjson.dumps(body)
+    request = urllib.request.Request(f"http://{HOST}:{port}{path}", data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return orjson.loads(response.read())
+
+
+def played_game(seed: str) -> list[tuple[dict, int, dict]]:
+    """A whole game of the engine's random player: (state before, seat, move) per move."""
+    moves: list[tuple[dict, int, dict]] = []
+    play_random_game(
+        "rust_belt",
+        PLAYERS,
+        seed,
+        random.Random(seed),
+        on_move=lambda before, seat, move, *_: moves.append((before, seat, move)),
+    )
+    return moves
+
+
+def create_game(port: int, seed: str) -> dict:
+    body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)]}
+    return call(port, "POST", "/v1/games", {**body, "seed": seed})
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--processes", type=int, default=2, help="load-generator processes")
+    args = parser.parse_args(argv)
+
+    print("preparing games with the engine's random player ...", flush=True)
+    seeds = [f"bench-{n}" for n in range(3)]
+    scripts = {seed: played_game(seed) for seed in seeds}
+    mid_seed = seeds[0]
+    cut = next(
+        i
+        for i, (before, seat, _) in enumerate(scripts[mid_seed])
+        if before["phase"] == "build"
+        and before["round"] >= 3
+        and any(m["type"] == "build" for m in game.legal_moves(before, seat))
+    )
+    mid_state, mid_seat, _ = scripts[mid_seed][cut]
+
+    workdir = Path(tempfile.mkdtemp(prefix="aos-bench-"))
+    redis_port, api_port = free_port(), free_port()
+    redis_proc = subprocess.Popen(
+        [
+            shutil.which("redis-server") or "/usr/bin/redis-server",
+            "--port",
+            str(redis_port),
+            "--bind",
+            HOST,
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(workdir),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0"}
+    api_proc = None
+    try:
+        r = redis.Redis(port=redis_port)
+        for _ in range(100):
+            try:
+                r.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.05)
+        api_proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "--workers",
+                str(args.workers),
+                "--worker-class",
+                "sync",
+                "--bind",
+                f"{HOST}:{api_port}",
+                "--chdir",
+                str(HERE),
+                "--log-level",
+                "warning",
+                "bench_app:create_bench_app()",
+            ],
+            env=env,
+        )
+        wait_for(f"http://{HOST}:{api_port}/v1/health")
+
+        # The mid-game game, at a build turn of round 3 or later.
+        mid = create_game(api_port, mid_seed)
+        tokens = [s["token"] for s in mid["seats"]]
+        for _, seat, move in scripts[mid_seed][:cut]:
+            call(api_port, "POST", f"/v1/games/{mid['game_id']}/moves", move, tokens[seat])
+        view = call(api_port, "GET", f"/v1/games/{mid['game_id']}")
+        assert view["phase"] == "build" and view["active_seat"] == mid_seat
+        state_bytes = orjson.dumps(mid_state)
+        view_bytes = orjson.dumps(view)
+        legal = call(api_port, "GET", f"/v1/games/{mid['game_id']}/legal-moves?seat={mid_seat}")
+        floor_blob = orjson.dumps({"state": mid_state, "view": view})
+        for i in range(args.connections):
+            r.hset(f"bench:floor:{{{i}}}", mapping={"version": 0, "state": floor_blob})
+        print(
+            f"mid-game state: round {view['round']}, {view['phase']} turn of seat {mid_seat}, "
+            f"{len(view['board']['links'])} links, {len(legal['moves'])} legal moves; "
+            f"state {len(state_bytes)} B + view {len(view_bytes)} B; floor state "
+            f"{len(floor_blob)} B",
+            flush=True,
+        )
+
+        # Games for the move run: each connection plays whole games' moves in order.
+        per_connection = 6
+        move_games: dict[int, list[tuple[dict, list]]] = {}
+        seed_cycle = itertools.cycle(seeds)
+        for i in range(args.connections):
+            move_games[i] = []
+            for _ in range(per_connection):
+                seed = next(seed_cycle)
+                move_games[i].append((create_game(api_port, seed), scripts[seed]))
+
+        def floor_plan(i: int):
+            return lambda last: ("POST", f"/bench/floor/{i}", b"", {})
+
+        def view_plan(i: int):
+            return lambda last: ("GET", f"/v1/games/{mid['game_id']}", None, {})
+
+        legal_path = f"/v1/games/{mid['game_id']}/legal-moves?seat={mid_seat}"
+
+        def legal_plan(i: int):
+            return lambda last: ("GET", legal_path, None, {})
+
+        def move_plan(i: int):
+            requests = (
+                (
+                    "POST",
+                    f"/v1/games/{created['game_id']}/moves",
+                    orjson.dumps(move),
+                    {
+                        "Content-Type": "application/json",
+                        "Authorization": f"Bearer {created['seats'][seat]['token']}",
+                    },
+                )
+                for created, script in move_games[i]
+                for _, seat, move in script
+            )
+            return lambda last: next(requests, None)
+
+        results: list[Result] = []
+        for name, factory in (
+            ("floor (Redis RMW)", floor_plan),
+            ("GET view", view_plan),
+            ("GET legal-moves", legal_plan),
+            ("POST move", move_plan),
+            ("floor (Redis RMW)", floor_plan),
+        ):
+            result = run(
+                name,
+                HOST,
+                api_port,
+                factory,
+                connections=args.connections,
+                seconds=args.seconds,
+                processes=args.processes,
+            )
+            results.append(result)
+            print(
+                f"  {name:<20} {result.rps:8.0f} req/s  p50 {result.p50_ms:6.1f} ms  "
+                f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}",
+                flush=True,
+            )
+    finally:
+        if api_proc is not None:
+            api_proc.terminate()
+            api_proc.wait(30)
+        redis_proc.terminate()
+        redis_proc.wait(30)
+        shutil.rmtree(workdir, ignore_errors=True)
+
+    floor = (results[0].rps + results[-1].rps) / 2
+    print(
+        f"\n{args.workers} gunicorn sync workers, {args.connections} connections, "
+        f"{args.seconds:.0f} s each; floor = mean of the two floor runs = {floor:.0f} req/s"
+    )
+    print(f"{'endpoint':<20} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}")
+    for result in results[1:-1]:
+        print(
+            f"{result.name:<20} {result.rps:8.0f} {result.p50_ms:8.1f} {result.p99_ms:8.1f} "
+            f"{result.rps / floor:8.0%}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
