@@ -1,0 +1,15 @@
+"""The documents made from the engine's own tables stay in step with it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_error_codes_page_lists_every_rule_code():
+    result = subprocess.run([sys.executable, "tools/error_codes_doc.py", "--check"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
