@@ -18,8 +18,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 
 spec="."; [ -n "$extras" ] && spec=".[$extras]"
-stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras:-base}"
-if [ ! -f "$stamp" ]; then
+hash="$(cat pyproject.toml client/pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)"
+stamp=".venv/.installed-$hash-${extras:-base}"
+# An install with the test extras has everything the service needs too.
+if [ ! -f "$stamp" ] && ! { [ -z "$extras" ] && [ -f ".venv/.installed-$hash-test" ]; }; then
   echo "bootstrap: installing aos-rules ($spec) into .venv" >&2
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q -e "$spec"
