@@ -77,27 +77,33 @@ def deliveries(state: dict, rules, seat: int) -> list[dict]:
     moves: list[dict] = []
     for k, colours in sorted(rules.cube_sources(state).items()):
         start = parse_key(k)
+        first = rules.delivery_first_steps(state, start, graph.by_id.values())
         for colour in sorted(set(colours)):
-            for links, stops in _routes_from(state, rules, graph, start, colour, loco, passes):
+            for links, stops in _routes_from(state, rules, graph, start, colour, loco, passes, first):
                 if rules.route_blocked(state, seat, colour, start, stops, links):
                     continue
-                moves.append({"type": "deliver", "from": as_dict(start), "color": colour,
-                              "links": [link.link_id for link in links],
-                              "income": income_of(state, rules, links)})
+                move = {"type": "deliver", "from": as_dict(start), "color": colour,
+                        "links": [link.link_id for link in links],
+                        "income": income_of(state, rules, links)}
+                if first is not None:
+                    move["toward"] = as_dict(stops[0])
+                moves.append(move)
     return moves
 
 
-def _routes_from(state, rules, graph: LinkGraph, start: Hex, colour: str, loco: int, passes: int):
-    """Every route a cube of `colour` can take from `start`: (links, stops after start)."""
+def _routes_from(state, rules, graph: LinkGraph, start: Hex, colour: str, loco: int, passes: int,
+                 first: list[tuple] | None = None):
+    """Every route a cube of `colour` can take from `start`: (links, stops after start). `first`
+    lists the first steps of a cube that starts between stops (see Rules.delivery_first_steps)."""
     path: list[Route] = []
     stops: list[Hex] = []
-    visited = {start}
+    visited = {start} if first is None else set()
 
     def extend(at: Hex, passes_left: int):
         if len(path) == loco:
             return
-        for link, there in graph.at_stop.get(at, []):
-            if there in visited:
+        for link, there in (first if not path and first is not None else graph.at_stop.get(at, [])):
+            if there in visited or any(link is used for used in path):
                 continue
             path.append(link)
             stops.append(there)
@@ -131,19 +137,35 @@ def check_delivery(state: dict, rules, seat: int,
         raise IllegalMove("ROUTE_TOO_LONG", f"{len(ids)} links with a level-{loco} locomotive",
                           links=len(ids), locomotive=loco)
     graph = LinkGraph(state, rules)
+    first = rules.delivery_first_steps(state, start, graph.by_id.values())
+    toward = None
+    if "toward" in move:
+        if first is None:
+            raise IllegalMove("BAD_MOVE", "toward is only for a cube that starts between stops")
+        toward = hex_field(move, "toward")
+    elif first is not None:
+        raise IllegalMove("BAD_MOVE", "a cube between two stops names the stop it goes toward")
     links, stops = [], []
-    at, visited = start, {start}
+    at, visited = start, ({start} if first is None else set())
     passes_left = rules.passes_allowed(state, seat)
     for i, link_id in enumerate(ids):
         link = graph.by_id.get(link_id)
         if link is None:
             raise IllegalMove("NO_SUCH_LINK", f"no complete link {link_id!r}", link=link_id)
         a, b = link.stops
-        if at not in (a, b):
+        if i == 0 and first is not None:
+            if not any(link is f and toward == s for f, s in first):
+                raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not pass {start} toward "
+                                  f"{toward}", link=link_id)
+            there = toward
+        elif at not in (a, b):
             raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not start at {at}", link=link_id)
-        there = b if at == a else a
+        else:
+            there = b if at == a else a
         if there in visited:
             raise IllegalMove("REVISITS_STOP", f"the route visits {there} twice")
+        if any(link is used for used in links):
+            raise IllegalMove("ROUTE_BROKEN", f"the route uses link {link_id} twice", link=link_id)
         takes = there in graph.cities and rules.accepts(state, there, colour)
         last = i == len(ids) - 1
         if takes and not last:

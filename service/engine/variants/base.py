@@ -138,6 +138,12 @@ class Rules:
         """Where cubes may start a delivery: hex key -> colours. Cities by default."""
         return state["cubes"]
 
+    def delivery_first_steps(self, state: dict, start: Hex, links) -> list[tuple] | None:
+        """For a cube source that is no stop (Holland's windmills): the (link, stop) pairs it may
+        take first, travelling along a complete link that passes its hex; the move then names
+        that stop as `toward`. None (the base) when the source is a city."""
+        return None
+
     def take_cube(self, state: dict, start: Hex, colour: str) -> None:
         state["cubes"][f"{start[0]},{start[1]}"].remove(colour)
 
