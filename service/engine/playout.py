@@ -17,18 +17,32 @@ from service.engine.maps import load_map
 from service.engine.network import Network
 
 
+class EngineClock:
+    """Seconds spent inside the engine's legal_moves and apply, apart from the player's own
+    thinking (RandomPlayer tries builds ahead)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+
+
 def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
-                     max_moves: int = 20000, on_move=None) -> tuple[dict, int]:
+                     max_moves: int = 20000, on_move=None,
+                     clock: EngineClock | None = None) -> tuple[dict, int]:
     """Plays one game with RandomPlayer for every seat; returns (final state, moves made)."""
+    clock = clock or EngineClock()
     state = game.new_game(map_id, [f"P{i}" for i in range(players)], seed)
     player = RandomPlayer(chooser)
     moves = 0
     while not game.is_finished(state):
         seat = game.active_seat(state)
+        t = time.perf_counter()
         options = game.legal_moves(state, seat)
+        clock.seconds += time.perf_counter() - t
         move = player.choose(state, seat, options)
         before = state
+        t = time.perf_counter()
         state, events = game.apply(state, seat, move)
+        clock.seconds += time.perf_counter() - t
         moves += 1
         if on_move is not None:
             on_move(before, seat, move, options, state, events)
@@ -111,9 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     chooser = random.Random(args.seed)
     total_moves = 0
     scores: list[int] = []
+    clock = EngineClock()
     started = time.perf_counter()
     for g in range(args.games):
-        state, moves = play_random_game(args.map, args.players, f"{args.seed}-{g}", chooser)
+        state, moves = play_random_game(args.map, args.players, f"{args.seed}-{g}", chooser,
+                                        clock=clock)
         total_moves += moves
         scores.extend(s["points"] for s in state["scores"] if s["points"] is not None)
         print(f"game {g + 1}/{args.games}: {moves} moves, round {state['round']}", file=sys.stderr)
@@ -121,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"map={args.map} players={args.players} games={args.games} "
           f"games/s={args.games / elapsed:.2f} moves/s={total_moves / elapsed:.0f} "
           f"moves/game={total_moves / args.games:.0f}")
+    print(f"engine alone (legal_moves + apply): games/s={args.games / clock.seconds:.2f} "
+          f"moves/s={total_moves / clock.seconds:.0f} "
+          f"ms/game={1000 * clock.seconds / args.games:.0f}")
     if scores:
         print(f"scores: min={min(scores)} median={statistics.median(scores)} max={max(scores)}")
     return 0
