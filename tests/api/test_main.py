@@ -1,0 +1,57 @@
+"""`python -m service`: serves the API and says which store it uses."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+
+def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/ready", timeout=1) as r:
+                assert r.status == 200
+                return proc, port
+        except OSError:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.1)
+    proc.kill()
+    pytest.fail(f"python -m service did not come up:\n{proc.communicate()[0]}")
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.terminate()
+    return proc.communicate(timeout=20)[0]
+
+
+def test_runs_on_memory_without_redis_url() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    proc, port = serve(env)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/ready") as response:
+        assert b'"store":"memory"' in response.read()
+    assert "REDIS_URL is not set" in stop(proc)
+
+
+def test_runs_on_redis_with_redis_url(redis_url: str) -> None:
+    proc, port = serve({**os.environ, "REDIS_URL": redis_url})
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/ready") as response:
+        assert b'"store":"redis"' in response.read()
+    assert "storing games in Redis at redis://127.0.0.1" in stop(proc)
