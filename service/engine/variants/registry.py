@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from service.engine.variants.base import Rules
+from service.engine.variants.berlin import Berlin
+from service.engine.variants.iraq import Iraq
 from service.engine.variants.rust_belt import RustBelt
 
 VARIANTS: dict[str, type[Rules]] = {
     "rust_belt": RustBelt,
+    "iraq": Iraq,
+    "berlin": Berlin,
 }
