@@ -35,20 +35,46 @@ SEATS = ("#e8590c", "#0ca678", "#c2255c", "#1098ad", "#5f3dc4", "#74b816")
 UNOWNED = "#868e96"
 
 
-def _corners(cx: float, cy: float) -> str:
-    points = []
-    for i in range(6):
-        angle = math.radians(60 * i)
-        points.append(f"{cx + SIZE * math.cos(angle):.1f},{cy + SIZE * math.sin(angle):.1f}")
-    return " ".join(points)
+# The neighbour across each edge, in axial coordinates (the contract's numbering).
+NEIGHBOUR = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
+
+Point = tuple[float, float]
 
 
-def _edge_mid(cx: float, cy: float, edge: int) -> tuple[float, float]:
-    # Edge 0 is north and edges go clockwise; on a flat-top hex each edge's midpoint lies
-    # at -90 + 60 * edge degrees from the centre (y grows downward).
-    angle = math.radians(-90 + 60 * edge)
-    apothem = SIZE * math.sqrt(3) / 2
-    return cx + apothem * math.cos(angle), cy + apothem * math.sin(angle)
+class Geometry:
+    """Where a map's hexes, edges and corners fall on the page. The edge directions are measured
+    from the map's own board positions, so a map drawn rotated (Holland, Madagascar) comes out
+    right without knowing its rotation."""
+
+    def __init__(self, hexes: list[dict]) -> None:
+        self.centres: dict[tuple[int, int], Point] = {
+            (h["q"], h["r"]): (MARGIN + SIZE + h["x"] * SIZE, MARGIN + SIZE + h["y"] * SIZE) for h in hexes
+        }
+        self.edges: list[Point] = [self._direction(dq, dr) for dq, dr in NEIGHBOUR]
+        # A corner lies between two neighbouring edges' midpoints, at the circumradius.
+        self.corners: list[Point] = []
+        for e in range(6):
+            (ax, ay), (bx, by) = self.edges[e], self.edges[(e + 1) % 6]
+            length = math.hypot(ax + bx, ay + by)
+            self.corners.append(((ax + bx) / length * SIZE, (ay + by) / length * SIZE))
+
+    def _direction(self, dq: int, dr: int) -> Point:
+        for (q, r), (x, y) in self.centres.items():
+            other = self.centres.get((q + dq, r + dr))
+            if other is not None:
+                dx, dy = other[0] - x, other[1] - y
+                length = math.hypot(dx, dy)
+                return dx / length, dy / length
+        raise ValueError("a map with no two neighbouring hexes")
+
+    def polygon(self, centre: Point) -> str:
+        cx, cy = centre
+        return " ".join(f"{cx + dx:.1f},{cy + dy:.1f}" for dx, dy in self.corners)
+
+    def edge_mid(self, centre: Point, edge: int) -> Point:
+        apothem = SIZE * math.sqrt(3) / 2
+        dx, dy = self.edges[edge]
+        return centre[0] + dx * apothem, centre[1] + dy * apothem
 
 
 def _owner_colour(owner: int | None) -> str:
@@ -56,9 +82,8 @@ def _owner_colour(owner: int | None) -> str:
 
 
 def board_svg(view: dict, map_info: dict) -> str:
-    centres: dict[tuple[int, int], tuple[float, float]] = {}
-    for h in map_info["hexes"]:
-        centres[(h["q"], h["r"])] = (MARGIN + SIZE + h["x"] * SIZE, MARGIN + SIZE + h["y"] * SIZE)
+    geometry = Geometry(map_info["hexes"])
+    centres = geometry.centres
     width = max(x for x, _ in centres.values()) + SIZE + MARGIN
     height = max(y for _, y in centres.values()) + SIZE + MARGIN + LEGEND_HEIGHT
 
@@ -73,7 +98,7 @@ def board_svg(view: dict, map_info: dict) -> str:
     for h in map_info["hexes"]:
         cx, cy = centres[(h["q"], h["r"])]
         fill = TERRAIN.get(h["terrain"], "#dee2e6")
-        out.append(f'<polygon points="{_corners(cx, cy)}" fill="{fill}"/>')
+        out.append(f'<polygon points="{geometry.polygon((cx, cy))}" fill="{fill}"/>')
     out.append("</g>")
 
     board = view["board"]
@@ -84,13 +109,13 @@ def board_svg(view: dict, map_info: dict) -> str:
             continue
         cx, cy = centres[key]
         for track in entry["tracks"]:
-            (ax, ay), (bx, by) = (_edge_mid(cx, cy, e) for e in track["edges"])
+            (ax, ay), (bx, by) = (geometry.edge_mid((cx, cy), e) for e in track["edges"])
             colour = _owner_colour(track["owner"])
             out.append(
                 f'<path d="M{ax:.1f},{ay:.1f} Q{cx:.1f},{cy:.1f} {bx:.1f},{by:.1f}" stroke="{colour}"/>'
             )
         for town_exit in entry.get("town_exits", []):
-            ex, ey = _edge_mid(cx, cy, town_exit["edge"])
+            ex, ey = geometry.edge_mid((cx, cy), town_exit["edge"])
             colour = _owner_colour(town_exit["owner"])
             out.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{colour}"/>')
     out.append("</g>")
@@ -108,7 +133,7 @@ def board_svg(view: dict, map_info: dict) -> str:
         cx, cy = centres[key]
         fill = CUBE.get(city["colors"][0], "#ffffff") if city["colors"] else "#ffffff"
         out.append(
-            f'<polygon points="{_corners(cx, cy)}" fill="{fill}" fill-opacity="0.85" '
+            f'<polygon points="{geometry.polygon((cx, cy))}" fill="{fill}" fill-opacity="0.85" '
             'stroke="#212529" stroke-width="2"/>'
         )
         label = city["name"] or ""
