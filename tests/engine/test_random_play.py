@@ -1,5 +1,6 @@
 """Random play: whole games on Rust Belt for 3-6 players, with the engine's invariants checked
-after every move, legality tested both ways, and replay compared byte for byte."""
+after every move, legality tested both ways, and replay compared byte for byte. `play_checked`
+takes any map and its options; Madagascar and Holland are played here too."""
 
 from __future__ import annotations
 
@@ -96,9 +97,10 @@ def check_invariants(before: dict, after: dict, events: list[dict]) -> None:
         assert route_owner is None or not after["players"][route_owner]["eliminated"]
 
 
-def play_checked(players: int, seed: int, check_all_every: int = 0) -> tuple[dict, list[dict]]:
+def play_checked(players: int, seed: int, check_all_every: int = 0, map_id: str = "rust_belt",
+                 options: dict | None = None) -> tuple[dict, list[dict]]:
     chooser = random.Random(seed)
-    state = game.new_game("rust_belt", [f"P{i}" for i in range(players)], f"random-{seed}")
+    state = game.new_game(map_id, [f"P{i}" for i in range(players)], f"random-{seed}", options)
     record: list[dict] = []
     player = RandomPlayer(chooser)
     decisions = 0
@@ -144,5 +146,29 @@ def test_random_game_keeps_invariants_and_replays(players: int, seed: int) -> No
     survivors = [s for s in scores if s["points"] is not None]
     for s in survivors:
         assert s["points"] == s["income_points"] + s["share_points"] + s["track_points"]
+    replayed = game.replay(game.record_header(final), record)
+    assert orjson.dumps(replayed) == orjson.dumps(final)
+
+
+# -- Madagascar and Holland --------------------------------------------------------------------
+
+MADAGASCAR_AND_HOLLAND = [("madagascar", p, {}) for p in (3, 4, 5, 6)] + [
+    ("holland", p, {"windmills": w}) for p in (3, 4) for w in (False, True)]
+
+
+@pytest.mark.parametrize(("map_id", "players", "options"), MADAGASCAR_AND_HOLLAND,
+                         ids=lambda v: v if not isinstance(v, dict) else
+                         ("windmills" if v.get("windmills") else "plain"))
+@pytest.mark.parametrize("seed", range(10))
+def test_random_game_on_madagascar_and_holland(map_id: str, players: int, options: dict,
+                                               seed: int) -> None:
+    final, record = play_checked(players, seed * 10 + players, check_all_every=25 if seed < 2 else 0,
+                                 map_id=map_id, options=options)
+    assert final["phase"] == "finished"
+    assert final["map"] == map_id and final["options"] == {**final["options"], **options}
+    assert len(final["scores"]) == players
+    for s in final["scores"]:
+        if s["points"] is not None:
+            assert s["points"] == s["income_points"] + s["share_points"] + s["track_points"]
     replayed = game.replay(game.record_header(final), record)
     assert orjson.dumps(replayed) == orjson.dumps(final)
