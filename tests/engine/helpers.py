@@ -28,9 +28,10 @@ NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay")
 PHASES = ("issue_shares", "auction", "select_action", "build", "move_goods", "production")
 
 
-def new(players: int = 3, *, map_id: str = "rust_belt", seed: str = SEED) -> dict:
+def new(players: int = 3, *, map_id: str = "rust_belt", seed: str = SEED,
+        options: dict | None = None) -> dict:
     """A fresh game as new_game makes it: round 1, issue_shares, random turn order."""
-    return game.new_game(map_id, list(NAMES[:players]), seed)
+    return game.new_game(map_id, list(NAMES[:players]), seed, options)
 
 
 def rules(state: dict):
@@ -83,15 +84,16 @@ def enter(state: dict, phase: str) -> dict:
 def game_at(phase: str, players: int = 3, *, round: int = 1, turn_order: Iterable[int] | None = None,
             actions: dict[str, int] | None = None, pass_holder: int | None = None,
             seats: dict[int, dict] | None = None, map_id: str = "rust_belt",
-            seed: str = SEED) -> dict:
+            seed: str = SEED, options: dict | None = None) -> dict:
     """A new game edited to stand at the start of `phase` in `round`.
 
     turn_order: the seats in order (default: seat order 0, 1, 2, ...);
     actions: {action: seat} already taken this round (see take_actions);
     pass_holder: the seat holding the Turn Order pass for this round's auction;
-    seats: {seat: {field: value}} player fields to set before the phase opens.
+    seats: {seat: {field: value}} player fields to set before the phase opens;
+    options: the map's game options (new_game's).
     """
-    state = new(players, map_id=map_id, seed=seed)
+    state = new(players, map_id=map_id, seed=seed, options=options)
     state["round"] = round
     state["turn_order"] = list(range(players)) if turn_order is None else list(turn_order)
     assert sorted(state["turn_order"]) == list(range(players)), "turn_order must name every seat"
