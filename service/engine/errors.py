@@ -16,8 +16,7 @@ CODES: dict[str, str] = {
     "TURN_ORDER_PASS_UNAVAILABLE": "only the Turn Order holder may pass, once, and not with two bidders left",
     "MUST_DROP_OUT": "this player must drop out of this auction",
     "ACTION_UNAVAILABLE": "that action is taken, locked or not on this map",
-    "NO_TILES_LEFT": "the player has placed every tile this build turn allows",
-    "NO_TRACK_THIS_ROUND": "the player may lay no track this round",
+    "NO_TILES_LEFT": "the player has laid every tile this build turn allows (or may lay none this round)",
     "HEX_ALREADY_BUILT": "a hex may be built on only once per build turn",
     "OFF_MAP": "track may not be built off the map or point off it",
     "NOT_BUILDABLE": "no track may be built on this hex (city, water, or closed)",
@@ -47,7 +46,6 @@ CODES: dict[str, str] = {
     "ROUTE_BLOCKED": "a map rule closes this route",
     "LOCOMOTIVE_UPGRADED": "the locomotive may be upgraded once per move-goods phase",
     "LOCOMOTIVE_MAX": "the locomotive cannot go above 6",
-    "MOVE_LIMIT": "this player has no move opportunity left",
     "BAD_PLACEMENT": "production cubes go on empty display squares, one per drawn cube that fits",
     "REMOVE_WALL_NOT_ALLOWED": "only the Engineer holder on a wall map removes a wall disc, once, for a tile",
 }

@@ -258,6 +258,15 @@ def test_engineer_builds_four_tiles():
     assert state["players"][0]["cash"] == 50 - 8
 
 
+def test_no_tile_beyond_the_turns_allowance():
+    # A turn with no tile left but still open (an urbanizer whose map allows no tile) builds none.
+    state = urbanizer()
+    state["build"]["tiles_left"] = 0
+    with illegal("NO_TILES_LEFT"):
+        play(state, 0, build((8, 11), [[2, 5]]))
+    assert {m["type"] for m in game.legal_moves(state, 0)} == {"urbanize", "end_build"}
+
+
 def test_one_build_per_hex_per_turn():
     state = build_turn()
     state = play(state, 0, build((8, 11), [[2, 5]]))

@@ -172,8 +172,6 @@ def parse_build(move: dict) -> tuple[Hex, frozenset | None, frozenset | None]:
 def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
     build = state["build"]
     if build["tiles_left"] <= 0:
-        if rules.tiles_allowed(state, seat) == 0:
-            raise IllegalMove("NO_TRACK_THIS_ROUND")
         raise IllegalMove("NO_TILES_LEFT")
     if not rules.map.on_map(h):
         raise IllegalMove("OFF_MAP", f"{h} is not on the map")
