@@ -13,6 +13,7 @@ from service.engine import game
 from service.engine.errors import IllegalMove
 from service.engine.playout import RandomPlayer
 from service.engine.state import cubes_in_play
+from tests.engine.board import lay
 
 READ_ONLY = ("cost", "income", "completes")
 TOTAL_CUBES = 96
@@ -98,9 +99,12 @@ def check_invariants(before: dict, after: dict, events: list[dict]) -> None:
 
 
 def play_checked(players: int, seed: int, check_all_every: int = 0, map_id: str = "rust_belt",
-                 options: dict | None = None) -> tuple[dict, list[dict]]:
+                 options: dict | None = None, start: dict | None = None) -> tuple[dict, list[dict]]:
+    """Plays one random game to its end, checking every move; `start` is a state to play on from
+    instead of a new game (its record then replays from that state, not from the seed)."""
     chooser = random.Random(seed)
-    state = game.new_game(map_id, [f"P{i}" for i in range(players)], f"random-{seed}", options)
+    state = start if start is not None else game.new_game(
+        map_id, [f"P{i}" for i in range(players)], f"random-{seed}", options)
     record: list[dict] = []
     player = RandomPlayer(chooser)
     decisions = 0
@@ -171,4 +175,25 @@ def test_random_game_on_madagascar_and_holland(map_id: str, players: int, option
         if s["points"] is not None:
             assert s["points"] == s["income_points"] + s["share_points"] + s["track_points"]
     replayed = game.replay(game.record_header(final), record)
+    assert orjson.dumps(replayed) == orjson.dumps(final)
+
+
+@pytest.mark.parametrize("players", [3, 4])
+@pytest.mark.parametrize("seed", range(10))
+def test_random_play_from_round_5_with_windmills_and_money(players: int, seed: int) -> None:
+    """Random players go broke early, before the polders open. From round 5, with $80 each and
+    two links from Delft to Den Haag (one over the windmill at 5,10), they play on to the last
+    round, building on polders and delivering windmill cubes, every move checked."""
+    state = game.new_game("holland", [f"P{i}" for i in range(players)], f"mills-{seed}",
+                          {"windmills": True})
+    state["round"] = 5
+    for p in state["players"]:
+        p["cash"] = 80
+    lay(state, [((5, 10), [[3, 5]]), ((5, 11), [[0, 2]])], owner=0)
+    lay(state, [((4, 11), [[0, 3]]), ((4, 12), [[0, 2]]), ((5, 12), [[1, 5]])], owner=1)
+    final, record = play_checked(players, seed, check_all_every=10 if seed < 2 else 0, start=state)
+    assert final["phase"] == "finished"
+    replayed = state
+    for entry in record:
+        replayed, _ = game.apply(replayed, entry["seat"], entry["move"])
     assert orjson.dumps(replayed) == orjson.dumps(final)
