@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import random
 
+import pytest
+
 
 def test_maps(api) -> None:
     maps = api.client.get("/v1/maps").get_json()
@@ -195,3 +197,16 @@ def test_player_names_are_escaped_in_the_svg(api) -> None:
     game = api.client.post("/v1/games", json=body).get_json()
     svg = api.client.get(f"/v1/games/{game['game_id']}/board.svg").get_data(as_text=True)
     assert "<script>" not in svg and "&lt;script&gt;" in svg
+
+
+@pytest.mark.parametrize("map_id", ["rust_belt", "madagascar", "holland", "iraq", "berlin"])
+def test_every_map_plays_within_the_contract(api, map_id: str) -> None:
+    body = {"map": map_id, "players": [{"name": n} for n in "abc"], "seed": f"map-{map_id}"}
+    response = api.client.post("/v1/games", json=body)
+    assert response.status_code == 201, response.get_json()
+    game = response.get_json()
+    view = api.play(game, 40, random.Random(map_id))
+    assert view["version"] > 0
+    svg = api.client.get(f"/v1/games/{game['game_id']}/board.svg")
+    assert svg.status_code == 200
+    assert api.client.get(f"/v1/maps/{map_id}").status_code == 200
