@@ -146,6 +146,7 @@ MOVE_SCHEMAS: dict[str, Schema] = {
             "income": fields.Dict(
                 keys=fields.String(validate=validate.Regexp(r"^[0-5]$")), values=StrictInt()
             ),
+            "toward": hex_field(),
         },
     ),
     "upgrade_locomotive": _move_schema("upgrade_locomotive"),
