@@ -157,5 +157,12 @@ def map_info(map_id: str) -> dict:
                             "removed": t.letter in board.removed_new_cities}
                            for t in sorted(board.new_city_tiles.values(), key=lambda t: t.letter)],
         "terrain_costs": {k: v for k, v in board.terrain_costs.items()},
+        "features": _features(map_id),
     }
+
+
+def _features(map_id: str) -> dict:
+    from service.engine.variants import rules_for
+
+    return rules_for(map_id).map_features() if _has_variant(map_id) else {}
 

@@ -50,6 +50,11 @@ class Rules:
     def starting_cubes(self, city_hex: Hex) -> int:
         return self.map.cities[city_hex].starting_cubes
 
+    def map_features(self) -> dict:
+        """What this map adds to the base game, for GET /v1/maps/{map}: its actions, and each
+        map's own features (walls, oil fields, polders...)."""
+        return {"actions": list(self.actions())}
+
     def board_features(self, state: dict) -> dict:
         """Map features to show in the game view's board (walls, oil, polders...)."""
         return {}

@@ -32,6 +32,19 @@ class Berlin(Rules):
         self.engineer_tiles: int = special["engineer"]["tiles"]
         self.hex_cost: int = special["build_cost_non_town_hex"]
 
+    def map_features(self) -> dict:
+        return {
+            **super().map_features(),
+            "wall": [{"id": i, "a": as_dict(a), "b": as_dict(b)} for i, (a, b) in sorted(self.discs.items())],
+            "wall_falls_in_round": {str(p): self.last_round(p) - 1
+                                    for p in range(self.map.min_players, self.map.max_players + 1)},
+            "tiles_per_turn": self.tiles_per_turn,
+            "engineer": {"tiles": self.engineer_tiles, "or_tiles_and_one_wall_disc": self.engineer_tiles - 1},
+            "non_town_hex_cost": self.hex_cost,
+            "sides": {side: sorted((as_dict(h) for h, s in self.side.items() if s == side),
+                                   key=lambda d: (d["q"], d["r"])) for side in ("west", "east")},
+        }
+
     def standing(self, state: dict) -> set[int]:
         return set(state["variant"]["wall"])
 

@@ -40,6 +40,21 @@ class Iraq(Rules):
                                        if t.column_under in self.empty_columns)
         self.drum_income: int = special["flag_rules"]["end_game_bonus_income_per_black_cube"]
 
+    def map_features(self) -> dict:
+        return {
+            **super().map_features(),
+            "oil_fields": [{"hex": as_dict(h), "name": self.oil_field_names[h],
+                            "setup_cubes": "1d6 black"} for h in self.oil_fields],
+            "oil_field_connect_action": "engineer",
+            "flags": [{"hex": as_dict(h), "name": self.flag_names[h], "accepts": [BLACK]}
+                      for h in self.flags],
+            "flag_link_cost": self.flag_link_cost,
+            "drum_income_before_last_reduction": self.drum_income,
+            "display_empty_at_setup": sorted(self.empty_columns | self.empty_letters),
+            "production": {"black_to_oil_field": 1, "draws": 4, "places": 1,
+                           "closed_columns": list(NO_PRODUCTION_COLUMNS)},
+        }
+
     # -- the network: oil fields end links like a town, without track on them ----------------
 
     def trackless_stops(self, state: dict) -> frozenset[Hex]:

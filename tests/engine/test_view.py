@@ -1,0 +1,34 @@
+"""The views clients draw from: the game view's shape and the maps' features."""
+
+from __future__ import annotations
+
+from service.engine import game
+
+VIEW_KEYS = {"map", "status", "round", "last_round", "phase", "active_seat", "players",
+             "turn_order", "auction", "actions", "build", "move_goods", "production",
+             "goods_display", "bag", "board", "scores", "seed_commitment"}
+
+
+def test_game_view_has_every_contract_field():
+    state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], "view")
+    view = game.view(state)
+    assert VIEW_KEYS <= set(view)
+    assert view["status"] == "active" and view["phase"] == "issue_shares"
+    assert view["players"][0] == {"seat": 0, "name": "Ann", "cash": 10, "income": 0, "shares": 2,
+                                  "locomotive": 1, "action": None, "eliminated": False}
+    assert sum(view["bag"].values()) + 52 + 2 * 10 + 3 * 2 == 96  # display, 10 cities of 2, 2 of 3
+    assert len(view["seed_commitment"]) == 64 and "seed" not in view
+
+
+def test_map_features_name_each_maps_own_rules():
+    berlin = game.map_info("berlin")["features"]
+    assert len(berlin["wall"]) == 19
+    assert berlin["wall_falls_in_round"] == {"3": 9, "4": 7, "5": 6, "6": 5}
+    assert berlin["tiles_per_turn"] == 2
+    iraq = game.map_info("iraq")["features"]
+    assert len(iraq["oil_fields"]) == 3
+    assert {f["name"] for f in iraq["flags"]} == {"EU", "USA"}
+    assert "us_army_escort" in iraq["actions"] and iraq["flag_link_cost"] == 5
+    assert game.map_info("rust_belt")["features"]["actions"] == [
+        "first_move", "first_build", "engineer", "locomotive", "urbanization", "production",
+        "turn_order"]
