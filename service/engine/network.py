@@ -82,6 +82,7 @@ class Network:
             for e, owner in exits:
                 self._add((h, e, CENTRE), owner)
         self._routes: list[Route] | None = None
+        self._owners: set[int | None] | None = None
 
     # -- editing (used to try a build before it is made) --------------------------------
 
@@ -92,6 +93,7 @@ class Network:
             self.end_index[(piece[0], piece[2])] = piece
         self.by_hex.setdefault(piece[0], []).append(piece)
         self._routes = None
+        self._owners = None
 
     def _remove(self, piece: Piece) -> None:
         del self.owner[piece]
@@ -100,6 +102,7 @@ class Network:
             del self.end_index[(piece[0], piece[2])]
         self.by_hex[piece[0]].remove(piece)
         self._routes = None
+        self._owners = None
 
     def replace_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> dict[Piece, int | None]:
         """Puts `pieces` (with owners) on hex h instead of what it holds; returns what it held."""
@@ -111,6 +114,11 @@ class Network:
         return old
 
     # -- queries -----------------------------------------------------------------------
+
+    def owns_track(self, seat: int) -> bool:
+        if self._owners is None:
+            self._owners = set(self.owner.values())
+        return seat in self._owners
 
     def pieces_on(self, h: Hex) -> list[Piece]:
         return self.by_hex.get(h, [])

@@ -9,6 +9,7 @@ shapes on the hexes where track could connect and keeps those `plan_build` accep
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -211,7 +212,7 @@ def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: froz
         raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
     old = {p: net.owner[p] for p in net.pieces_on(h)}
     old_tile = state["tiles"].get(key(h))
-    owns = seat in net.owner.values()
+    owns = net.owns_track(seat)
     if is_town:
         plan = _plan_town(seat, h, exits, old, old_tile, status, owns, state["supply"])
     else:
@@ -442,23 +443,36 @@ def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
     anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
     bad = _mask(e for e in range(6) if status[e] in ("off", "closed", "opponent"))
     if h in net.towns:
-        old_mask = _mask(p[1] for p in old)
         mine = any(net.owner[p] == seat for p in old)
-        for exits, mask in _TOWN_MASKS:
-            added = mask & ~old_mask
-            if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
-                yield None, exits
-        return
+        return [(None, exits) for exits in _town_shapes(_mask(p[1] for p in old), mine, anchored, bad)]
     old_tracks = frozenset((p[1], p[2]) for p in old)
+    return [(tracks, None) for tracks in _track_shapes(old_tracks, anchored, bad)]
+
+
+@cache
+def _town_shapes(old_mask: int, mine: bool, anchored: int, bad: int) -> tuple[frozenset, ...]:
+    out = []
+    for exits, mask in _TOWN_MASKS:
+        added = mask & ~old_mask
+        if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
+            out.append(exits)
+    return tuple(out)
+
+
+@cache
+def _track_shapes(old_tracks: frozenset, anchored: int, bad: int) -> tuple[frozenset, ...]:
+    """Shapes on a plain hex: new tiles or upgrades whose added tracks are anchored and not
+    barred, and every one-track redirect (which plan_build judges in full)."""
+    out = []
     if not old_tracks and not anchored:
-        return
+        return ()
     for tracks, masks in _TRACK_MASKS:
         if old_tracks:
             if not old_tracks < tracks:
                 continue
             masks = tuple(_mask(t) for t in tracks - old_tracks)
         if all(not m & bad and m & anchored for m in masks):
-            yield tracks, None
+            out.append(tracks)
     for t in old_tracks:
         rest = old_tracks - {t}
         used = {e for r in rest for e in r}
@@ -468,7 +482,8 @@ def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
                     continue
                 tracks = rest | {T.norm(kept, turned)}
                 if tracks in T.TRACK_SHAPES:
-                    yield tracks, None
+                    out.append(tracks)
+    return tuple(out)
 
 
 def legal(state: dict, rules, seat: int) -> list[dict]:
