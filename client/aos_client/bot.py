@@ -1,0 +1,471 @@
+# Hand-written (not generated): a bot that plays whole games through the generated client.
+"""A bot that plays whole games of Age of Steam over HTTP, every seat, through `AosClient`.
+
+    python -m aos_client.bot --url http://127.0.0.1:8000 --map rust_belt --players 4 --games 10 \\
+        [--policy random|greedy | --seats greedy,greedy,random,random] [--seed S]
+
+Policies:
+- `random`: picks a kind of move uniformly (bid, drop out, build, end the build, deliver, ...),
+  then one move of that kind uniformly: legal but aimless.
+- `greedy`: a sensible baseline. It issues shares only when its cash would not cover its expenses
+  and a few builds; bids modestly (the minimum, and only while that is small); picks actions by a
+  fixed preference (a bigger locomotive while it is small, then building and moving first); builds
+  track that extends its own network toward cities it could deliver to or from, finishing links when
+  it can, while the money lasts; delivers the good that pays it the most (legal moves carry `income`
+  per seat); and upgrades its locomotive when it has nothing to deliver.
+
+A bot of your own needs only `choose(view, seat, moves)`: see `Policy`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .client import AosClient
+from .errors import PreconditionFailed
+from .models import (
+    BuildMove,
+    DeliverMove,
+    GameView,
+    MapDetail,
+    Move,
+    NewGame,
+    NewGamePlayer,
+)
+
+Hex = tuple[int, int]
+DIRECTIONS: dict[int, Hex] = {0: (0, -1), 1: (1, -1), 2: (1, 0), 3: (0, 1), 4: (-1, 1), 5: (-1, 0)}
+
+
+def neighbour(h: Hex, edge: int) -> Hex:
+    dq, dr = DIRECTIONS[edge]
+    return h[0] + dq, h[1] + dr
+
+
+def distance(a: Hex, b: Hex) -> int:
+    dq, dr = a[0] - b[0], a[1] - b[1]
+    return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
+
+
+def hex_of(h: object) -> Hex:
+    if isinstance(h, dict):
+        return h["q"], h["r"]
+    return h.q, h.r  # type: ignore[attr-defined]
+
+
+class Policy:
+    """Chooses one of the legal moves of `seat`. `map_detail` is the map's geometry (set once per game)."""
+
+    name = "policy"
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.map_detail: MapDetail | None = None
+
+    def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        raise NotImplementedError
+
+
+class RandomPolicy(Policy):
+    name = "random"
+
+    def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        kinds = sorted({m.type for m in moves})  # type: ignore[attr-defined]
+        kind = self.rng.choice(kinds)
+        return self.rng.choice([m for m in moves if m.type == kind])  # type: ignore[attr-defined]
+
+
+ACTION_PREFERENCE = [
+    "engineer",
+    "first_build",
+    "first_move",
+    "urbanization",
+    "locomotive",
+    "turn_order",
+    "production",
+    "us_army_escort",
+    "urbanization_one_track",
+    "single_transport",
+    "last_move",
+    "last_player",
+    "slow_engineer",
+    "locomotive_no_build",
+    "high_cost",
+    "last_build",
+]
+
+
+class GreedyPolicy(Policy):
+    name = "greedy"
+
+    def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        by_type: dict[str, list[Move]] = {}
+        for m in moves:
+            by_type.setdefault(m.type, []).append(m)  # type: ignore[attr-defined]
+        me = view.players[seat]
+        expenses = me.shares + me.locomotive
+        if "issue_shares" in by_type:
+            return self._issue_shares(view, seat, by_type["issue_shares"], expenses)
+        if "bid" in by_type or "drop_out" in by_type:
+            return self._bid(view, seat, by_type)
+        if "select_action" in by_type:
+            options = {m.action: m for m in by_type["select_action"]}  # type: ignore[attr-defined]
+            links = sum(1 for link in view.board.links if link.owner == seat)
+            if me.locomotive < min(4, links) and "locomotive" in options:
+                return options["locomotive"]
+            for action in ACTION_PREFERENCE:
+                if action in options:
+                    return options[action]
+            return by_type["select_action"][0]
+        if "deliver" in by_type or "upgrade_locomotive" in by_type or "pass" in by_type:
+            return self._move_goods(view, seat, by_type)
+        if "build" in by_type or "end_build" in by_type or "urbanize" in by_type:
+            return self._build(view, seat, by_type, expenses)
+        return self.rng.choice(list(moves))
+
+    def _issue_shares(self, view: GameView, seat: int, options: list[Move], expenses: int) -> Move:
+        me = view.players[seat]
+        budget = 10 if view.round == 1 else 6 if view.round <= view.last_round // 2 else 0
+        short = max(0, expenses - me.income) + budget - me.cash
+        if me.shares >= 10:
+            short = max(0, expenses - me.income) - me.cash
+        wanted = max(0, -(-short // 5))
+        counts = {m.count: m for m in options}  # type: ignore[attr-defined]
+        best = max((c for c in counts if c <= wanted), default=min(counts))
+        return counts[best]
+
+    def _bid(self, view: GameView, seat: int, by_type: dict[str, list[Move]]) -> Move:
+        bids = sorted(by_type.get("bid", []), key=lambda m: m.amount)  # type: ignore[attr-defined]
+        me = view.players[seat]
+        if bids and bids[0].amount <= max(1, me.cash // 12):  # type: ignore[attr-defined]
+            return bids[0]
+        for kind in ("drop_out", "turn_order_pass"):
+            if kind in by_type:
+                return by_type[kind][0]
+        return bids[0]
+
+    def _move_goods(self, view: GameView, seat: int, by_type: dict[str, list[Move]]) -> Move:
+        me = view.players[seat]
+        delivers = [m for m in by_type.get("deliver", []) if isinstance(m, DeliverMove)]
+
+        def value(m: DeliverMove) -> tuple[int, int]:
+            income = m.income or {}
+            mine = income.get(str(seat), 0)
+            return mine, mine - sum(v for k, v in income.items() if k != str(seat))
+
+        if delivers:
+            best = max(delivers, key=value)
+            if value(best)[0] > 0:
+                return best
+        links = sum(1 for link in view.board.links if link.owner == seat)
+        if "upgrade_locomotive" in by_type and me.locomotive < min(3, links) and me.income > 0:
+            return by_type["upgrade_locomotive"][0]
+        if "pass" in by_type:
+            return by_type["pass"][0]
+        if delivers:
+            return max(delivers, key=value)
+        return next(iter(by_type.values()))[0]
+
+    # -- building ------------------------------------------------------------------------------
+    def _build(self, view: GameView, seat: int, by_type: dict[str, list[Move]], expenses: int) -> Move:
+        me = view.players[seat]
+        spendable = me.cash - max(0, expenses - me.income)
+        board = Board(view, seat, self.map_detail)
+        tiles_left = view.build.tiles_left if view.build is not None else 3
+        builds: dict[tuple[Hex, frozenset[int]], BuildMove] = {}
+        for m in by_type.get("build", []):
+            if isinstance(m, BuildMove) and m.tracks and (m.cost or 0) <= spendable:
+                h = hex_of(m.hex)
+                if h not in board.segments and len(m.tracks) == 1:
+                    builds[(h, frozenset(m.tracks[0]))] = m
+        for town_exit, m in self._town_builds(board, by_type.get("build", []), spendable):
+            builds[town_exit] = m
+        for _score, path, continues in board.plans(tiles_left):
+            first = builds.get(path[0])
+            if first is None:
+                continue
+            # Start a new link only if it can be finished this turn with the money there is.
+            estimate = sum(board.step_cost(h) or 0 for h, _ in path)
+            if continues or (len(path) <= tiles_left and estimate <= spendable):
+                return first
+        urbanize = [m for m in by_type.get("urbanize", []) if board.urbanize_value(m) > 1.0]
+        if urbanize:
+            return max(urbanize, key=board.urbanize_value)
+        if "end_build" in by_type:
+            return by_type["end_build"][0]
+        return next(iter(by_type.values()))[0]
+
+    @staticmethod
+    def _town_builds(board: Board, moves: list[Move], spendable: int):
+        """Builds on town hexes that add exactly one exit, keyed like the planner's steps."""
+        for m in moves:
+            if isinstance(m, BuildMove) and m.town_exits is not None and (m.cost or 0) <= spendable:
+                h = hex_of(m.hex)
+                added = set(m.town_exits) - set(board.exits.get(h, {}))
+                if len(added) == 1 and len(m.town_exits) == len(board.exits.get(h, {})) + 1:
+                    yield (h, frozenset(added)), m
+
+
+class Board:
+    """What the greedy builder needs to know of the board, from the view and the map."""
+
+    def __init__(self, view: GameView, seat: int, detail: MapDetail | None) -> None:
+        self.seat = seat
+        self.cities: dict[Hex, list[str]] = {hex_of(c.hex): list(c.colors) for c in view.board.cities}
+        self.goods: dict[Hex, list[str]] = {hex_of(c.hex): list(c.goods) for c in view.board.cities}
+        self.towns: set[Hex] = {hex_of(t.hex) for t in (view.board.towns or [])}
+        self.terrain: dict[Hex, str] = {}
+        self.costs: dict[str, int | None] = {}
+        self.tiles: dict[str, str] = {}
+        if detail is not None:
+            if not view.board.towns:
+                self.towns = {hex_of(t.hex) for t in detail.towns} - set(self.cities)
+            self.terrain = {(h.q, h.r): h.terrain for h in detail.hexes}
+            self.costs = dict(detail.terrain_costs or {})
+            self.tiles = {t.letter: t.color for t in (detail.new_city_tiles or [])}
+        self.stops = set(self.cities) | self.towns
+        # Track by hex: the edge pairs and their owners; the edges of each hex that carry track.
+        self.segments: dict[Hex, list[tuple[frozenset[int], int | None]]] = {}
+        self.exits: dict[Hex, dict[int, int | None]] = {}
+        for ht in view.board.tracks:
+            h = hex_of(ht.hex)
+            for t in ht.tracks:
+                self.segments.setdefault(h, []).append((frozenset(t.edges), t.owner))
+                for e in t.edges:
+                    self.exits.setdefault(h, {})[e] = t.owner
+            for x in ht.town_exits or []:
+                self.exits.setdefault(h, {})[x.edge] = x.owner
+        # The stops my complete links reach: my network.
+        self.network: set[Hex] = set()
+        for link in view.board.links:
+            if link.owner == seat:
+                self.network |= {hex_of(s) for s in link.stops}
+
+    def open_ends(self) -> list[tuple[Hex, int]]:
+        """(hex, edge) where my unfinished track leaves `hex` across `edge` into an empty hex."""
+        ends = []
+        for h, exits in self.exits.items():
+            if h in self.stops:
+                continue
+            for e, owner in exits.items():
+                if owner != self.seat:
+                    continue
+                other = neighbour(h, e)
+                if other not in self.stops and (e + 3) % 6 not in self.exits.get(other, {}):
+                    ends.append((h, e))
+        return sorted(ends)
+
+    def step_cost(self, h: Hex) -> int | None:
+        if h in self.exits or h in self.stops or h not in self.terrain:
+            return None
+        return self.costs.get(self.terrain[h], 2)
+
+    def value(self, a: Hex, b: Hex) -> float:
+        """What a link between stops `a` and `b` is worth to me: the goods it lets me deliver."""
+        near_a = ({a} | self.network) if a in self.network else {a}
+        value = 0.0
+        for src in near_a:
+            value += sum(g in self.cities.get(b, ()) for g in self.goods.get(src, ()))
+            value += sum(g in self.cities.get(src, ()) for g in self.goods.get(b, ())) * (
+                1 if src == a else 0.5
+            )
+        if b in self.towns:
+            # A town is a stepping stone: worth part of the best city a short way beyond it.
+            beyond = [c for c in self.cities if c != a and 0 < distance(b, c) <= 3]
+            value += (
+                0.4 * max((self.value(a, c) for c in beyond if c in self.cities), default=0.0)
+                if (a in self.cities)
+                else 0.0
+            )
+        if b in self.network:
+            value *= 0.5
+        return value
+
+    def plans(
+        self, tiles_left: int, depth: int = 5
+    ) -> list[tuple[float, list[tuple[Hex, frozenset[int]]], bool]]:
+        """Links I could build, best first, each as its steps (hex, the pair of edges it gets) and
+        whether it continues my unfinished track."""
+        starts: list[
+            tuple[Hex, Hex, int, int]
+        ] = []  # (origin stop or track end, first hex, its entry edge, spent)
+        for h, e in self.open_ends():
+            starts.append((h, neighbour(h, e), (e + 3) % 6, 0))
+        for stop in sorted(self.stops):
+            for e in range(6):
+                if e in self.exits.get(stop, {}):
+                    continue
+                first = neighbour(stop, e)
+                if self.step_cost(first) is not None:
+                    starts.append((stop, first, (e + 3) % 6, 1))
+        found: list[tuple[float, list[tuple[Hex, frozenset[int]]], bool]] = []
+        for origin, first, entry, fresh in starts:
+            source = origin if origin in self.stops else self._source_of(origin)
+            # Depth-first over short paths of empty hexes, ending next to a stop.
+            stack = [(first, entry, [], 0)]
+            best_to: dict[Hex, int] = {}
+            while stack:
+                h, into, path, cost = stack.pop()
+                step = self.step_cost(h)
+                if step is None:
+                    continue
+                cost += step
+                if best_to.get(h, 1 << 30) <= cost:
+                    continue
+                best_to[h] = cost
+                for out in range(6):
+                    if out == into:
+                        continue
+                    steps = path + [(h, frozenset((into, out)))]
+                    nxt = neighbour(h, out)
+                    if nxt in self.stops and nxt != source and nxt != origin:
+                        worth = self.value(source, nxt) if source is not None else 0.5
+                        if worth <= 0:
+                            continue
+                        bonus = 1.5 if len(steps) <= tiles_left else 1.0
+                        bonus *= 1.3 if not fresh else 1.0
+                        found.append((worth * bonus / (cost + 2), steps, not fresh))
+                    elif len(steps) < depth and nxt not in self.stops:
+                        stack.append((nxt, (out + 3) % 6, steps, cost))
+        found.sort(key=lambda f: (-f[0], len(f[1]), sorted(f[1][0][0])))
+        return found
+
+    def _source_of(self, h: Hex) -> Hex | None:
+        """The stop my unfinished track at `h` started from."""
+        seen = {h}
+        frontier = [h]
+        while frontier:
+            cur = frontier.pop()
+            for e, owner in self.exits.get(cur, {}).items():
+                if owner != self.seat:
+                    continue
+                nxt = neighbour(cur, e)
+                if nxt in self.stops:
+                    return nxt
+                if nxt not in seen and (e + 3) % 6 in self.exits.get(nxt, {}):
+                    seen.add(nxt)
+                    frontier.append(nxt)
+        return None
+
+    def urbanize_value(self, m: Move) -> float:
+        h = hex_of(m.hex)  # type: ignore[attr-defined]
+        colour = self.tiles.get(m.new_city)  # type: ignore[attr-defined]
+        near = sum(
+            g == colour for other, goods in self.goods.items() if distance(h, other) <= 4 for g in goods
+        )
+        mine = 1.0 if any(self.exits.get(h, {}).get(e) == self.seat for e in range(6)) else 0.0
+        return 0.5 * near + mine
+
+
+POLICIES: dict[str, type[Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
+
+
+@dataclass
+class GameResult:
+    game_id: str
+    view: GameView
+    moves: int
+    seconds: float
+    policies: list[str] = field(default_factory=list)
+
+
+def play_game(
+    api: AosClient,
+    map_id: str,
+    policies: Sequence[Policy],
+    *,
+    seed: str | None = None,
+    names: Sequence[str] | None = None,
+    max_moves: int = 20000,
+    on_move: Callable[[GameView, int, Move], None] | None = None,
+) -> GameResult:
+    """Creates a game on `map_id` with one seat per policy and plays it to the end."""
+    started = time.perf_counter()
+    names = list(names or [f"{p.name}-{i}" for i, p in enumerate(policies)])
+    created = api.create_game(NewGame(map=map_id, players=[NewGamePlayer(name=n) for n in names], seed=seed))  # type: ignore[arg-type]
+    tokens = {s.seat: s.token for s in created.seats}
+    detail = api.get_map(map_id)
+    for p in policies:
+        p.map_detail = detail
+    view: GameView = created
+    moves = 0
+    while view.status != "finished":
+        seat = view.active_seat
+        if seat is None:
+            view = api.get_game(view.game_id)  # type: ignore[assignment]
+            continue
+        legal = api.get_legal_moves(view.game_id, seat)
+        if legal.version != view.version or not legal.moves:
+            view = api.get_game(view.game_id)  # type: ignore[assignment]
+            continue
+        move = policies[seat].choose(view, seat, legal.moves)
+        if on_move is not None:
+            on_move(view, seat, move)
+        try:
+            view = api.apply_move(view.game_id, move, token=tokens[seat], if_match=view.version).game
+        except PreconditionFailed:
+            view = api.get_game(view.game_id)  # type: ignore[assignment]
+            continue
+        moves += 1
+        if moves >= max_moves:
+            raise RuntimeError(f"game {view.game_id} did not end in {max_moves} moves")
+    return GameResult(view.game_id, view, moves, time.perf_counter() - started, [p.name for p in policies])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m aos_client.bot", description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="http://127.0.0.1:8000")
+    parser.add_argument("--map", default="rust_belt")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--games", type=int, default=1)
+    parser.add_argument("--policy", choices=sorted(POLICIES), default="greedy", help="every seat's policy")
+    parser.add_argument(
+        "--seats", help="a policy per seat, comma-separated (e.g. greedy,greedy,random,random)"
+    )
+    parser.add_argument("--rotate", action="store_true", help="with --seats: rotate the policies each game")
+    parser.add_argument("--seed", type=int, default=None, help="makes the games and the bots reproducible")
+    args = parser.parse_args(argv)
+    kinds = args.seats.split(",") if args.seats else [args.policy] * args.players
+    if len(kinds) != args.players or any(k not in POLICIES for k in kinds):
+        parser.error(f"--seats needs {args.players} of {', '.join(sorted(POLICIES))}")
+    rng = random.Random(args.seed)
+    points: dict[str, list[int]] = {}
+    wins: dict[str, float] = {}
+    with AosClient(args.url) as api:
+        for g in range(args.games):
+            order = kinds[g % len(kinds) :] + kinds[: g % len(kinds)] if args.rotate else kinds
+            policies = [POLICIES[k](random.Random(rng.random())) for k in order]
+            seed = None if args.seed is None else f"{args.seed}-{g}"
+            result = play_game(api, args.map, policies, seed=seed)
+            scores = sorted(result.view.scores or [], key=lambda s: s.seat)
+            shown = []
+            winners = [s for s in scores if s.rank == 1]
+            for s in scores:
+                kind = order[s.seat]
+                points.setdefault(kind, []).append(s.points if s.points is not None else 0)
+                if s.rank == 1:
+                    wins[kind] = wins.get(kind, 0.0) + 1 / len(winners)
+                shown.append(f"{s.seat}:{kind}={'out' if s.points is None else s.points}")
+            print(
+                f"game {g + 1}/{args.games} {result.game_id}: {result.moves} moves in {result.seconds:.1f}s, "
+                f"round {result.view.round}; points {' '.join(shown)}",
+                flush=True,
+            )
+    print("final scores (eliminated seats count 0):")
+    for kind in sorted(points):
+        values = points[kind]
+        print(
+            f"  {kind}: {len(values)} seat-games, mean {statistics.mean(values):.1f} points, "
+            f"median {statistics.median(values)}, wins {wins.get(kind, 0):.1f}/{args.games}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
