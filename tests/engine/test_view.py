@@ -12,7 +12,7 @@ VIEW_KEYS = {"map", "status", "round", "last_round", "phase", "active_seat", "pl
 def test_game_view_has_every_contract_field():
     state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], "view")
     view = game.view(state)
-    assert VIEW_KEYS <= set(view)
+    assert set(view) >= VIEW_KEYS
     assert view["status"] == "active" and view["phase"] == "issue_shares"
     assert view["players"][0] == {"seat": 0, "name": "Ann", "cash": 10, "income": 0, "shares": 2,
                                   "locomotive": 1, "action": None, "eliminated": False}
@@ -32,3 +32,11 @@ def test_map_features_name_each_maps_own_rules():
     assert game.map_info("rust_belt")["features"]["actions"] == [
         "first_move", "first_build", "engineer", "locomotive", "urbanization", "production",
         "turn_order"]
+
+
+def test_map_features_of_holland_and_madagascar():
+    holland = game.map_info("holland")["features"]
+    assert holland["polders_open_in_round"] == {"3": 5, "4": 4}
+    assert len(holland["polders"]) == 45 and len(holland["windmills"]) == 5
+    madagascar = game.map_info("madagascar")["features"]
+    assert madagascar["action_chart"][0] == "last_build" and len(madagascar["actions"]) == 8

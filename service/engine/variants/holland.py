@@ -35,6 +35,17 @@ class Holland(Rules):
         self.windmill_hexes = tuple(sorted((p["q"], p["r"]) for p in board.special["polder_hexes"]
                                            if p["windmill"]))
 
+    def map_features(self) -> dict:
+        return {
+            **super().map_features(),
+            "polders": [as_dict(h) for h in sorted(self.polders)],
+            "polders_open_in_round": {str(p): r for p, r in POLDERS_OPEN.items()},
+            "polder_cost": self.map.terrain_costs["polder"],
+            "windmills": [as_dict(h) for h in self.windmill_hexes],
+            "windmill_cost": WINDMILL_COST,
+            "three_player_block": list(BLOCKABLE),
+        }
+
     # -- setup ---------------------------------------------------------------------------
 
     def options_schema(self) -> dict[str, tuple[type, object]]:

@@ -72,6 +72,11 @@ class Madagascar(Rules):
     def setup(self, state: dict, events: list) -> None:
         state["variant"] = {"double_disc": None, "must_drop_out": None}
 
+    def map_features(self) -> dict:
+        return {**super().map_features(), "action_chart": list(BAD_ACTIONS),
+                "locked_each_round": "7 - players, by dice counted over the chart",
+                "tiles": {**TILES, "others": OTHER_TILES}, "high_cost_extra": HIGH_COST_EXTRA}
+
     def actions(self) -> tuple[str, ...]:
         return BAD_ACTIONS
 
