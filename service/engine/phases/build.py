@@ -42,7 +42,7 @@ def begin_turn(state: dict, rules, events: list) -> None:
             "built": [],
             "extended": [],
             "redirected": {},
-            "walls_removed": 0,
+            "map_moves": [],  # types of the map's own build moves made this turn
             "incomplete_at_start": incomplete_routes(state, rules, seat),
         }
         if tiles > 0 or rules.may_urbanize(state, seat):
@@ -532,6 +532,7 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         commit_build(state, rules, seat, plan, events)
     else:
         rules.apply_extra_build_move(state, seat, move, events)
+        state["build"]["map_moves"].append(kind)
     if state["build"]["tiles_left"] <= 0:
         end_turn(state, rules, events)
 

@@ -123,7 +123,7 @@ class Berlin(Rules):
         build = state["build"]
         if action_holder(state, "engineer") != seat:
             return "only the Engineer holder removes a wall disc"
-        if build["walls_removed"]:
+        if "remove_wall" in build["map_moves"]:
             return "one disc per Engineer build turn"
         if build["tiles_left"] <= 0:
             return "removing a disc takes the place of a tile, and none is left"
@@ -157,7 +157,6 @@ class Berlin(Rules):
             raise IllegalMove("REMOVE_WALL_NOT_ALLOWED",
                               "no standing disc there (a is the West hex, b the East hex)")
         state["variant"]["wall"].remove(disc)
-        state["build"]["walls_removed"] += 1
         state["build"]["tiles_left"] -= 1
         events.append({"type": "wall_removed", "seat": seat, "disc": disc, "edge": edge})
 
