@@ -9,8 +9,7 @@ The fixtures name real Rust Belt hexes. The chain used most:
 from __future__ import annotations
 
 from service.engine import game, tiles
-from service.engine.hexgrid import Hex
-from service.engine.network import Network
+from service.engine.hexgrid import Hex, as_dict
 from service.engine.variants import rules_for
 
 CHICAGO, CINCINNATI, EVANSVILLE = (7, 11), (12, 11), (9, 14)
@@ -71,7 +70,7 @@ def chain(upto: int = 5) -> list:
 
 def links(state: dict) -> list:
     """The complete links as Route objects."""
-    return Network(state, rules_for(state["map"]).map).links()
+    return rules_for(state["map"]).network(state).links()
 
 
 def link_between(state: dict, a: Hex, b: Hex) -> str:
@@ -95,3 +94,20 @@ def builds_listed(state: dict, seat: int) -> dict[tuple, int]:
             shape = tuple(map(tuple, m["tracks"])) if "tracks" in m else ("town", *m["town_exits"])
             out[(h, shape)] = m["cost"]
     return out
+
+
+def build_move(hex_: Hex, tracks: list | None = None, exits: list | None = None) -> dict:
+    """A build move: `tracks` for a plain hex, `exits` for a town."""
+    move: dict = {"type": "build", "hex": as_dict(hex_)}
+    if exits is not None:
+        move["town_exits"] = exits
+    else:
+        move["tracks"] = tracks
+    return move
+
+
+def deliver_move(start: Hex, colour: str, link_ids: list[str], toward: Hex | None = None) -> dict:
+    move = {"type": "deliver", "from": as_dict(start), "color": colour, "links": link_ids}
+    if toward is not None:
+        move["toward"] = as_dict(toward)
+    return move

@@ -21,6 +21,8 @@ from service.engine.hexgrid import as_dict
 from service.engine.phases import scoring
 from service.engine.state import cubes_in_play
 from service.engine.variants import rules_for
+from tests.engine.board import build_move as build
+from tests.engine.board import deliver_move as deliver
 from tests.engine.board import key, lay
 from tests.engine.helpers import events_of, game_at, illegal, new, play, play_events, skip_to
 from tests.engine.test_random_play import play_checked
@@ -45,17 +47,8 @@ def h(x) -> dict:
     return as_dict(x)
 
 
-def build(hex_, tracks=None, exits=None) -> dict:
-    move: dict = {"type": "build", "hex": h(hex_)}
-    if tracks is not None:
-        move["tracks"] = tracks
-    else:
-        move["town_exits"] = exits
-    return move
 
 
-def deliver(start, colour, links) -> dict:
-    return {"type": "deliver", "from": h(start), "color": colour, "links": links}
 
 
 def remove_wall(edge: dict) -> dict:

@@ -13,7 +13,9 @@ from service.engine import game
 from service.engine.errors import SetupError
 from service.engine.maps import load_map
 from service.engine.state import cubes_in_play
+from tests.engine.board import build_move as build
 from tests.engine.board import builds_listed, key, lay, links
+from tests.engine.board import deliver_move as deliver
 from tests.engine.helpers import (
     decider,
     events_of,
@@ -38,8 +40,6 @@ VIA_POLDERS = [((4, 11), [[0, 3]]), ((4, 12), [[0, 2]]), ((5, 12), [[1, 5]])]
 TOTAL_CUBES = 96
 
 
-def build(h, tracks) -> dict:
-    return {"type": "build", "hex": {"q": h[0], "r": h[1]}, "tracks": tracks}
 
 
 def hx(h) -> dict:
@@ -214,11 +214,6 @@ def mover(cube: str = "red", loco: int = 2, track: list | None = None) -> dict:
     return state
 
 
-def deliver(start, colour, links, toward=None) -> dict:
-    move = {"type": "deliver", "from": hx(start), "color": colour, "links": links}
-    if toward is not None:
-        move["toward"] = hx(toward)
-    return move
 
 
 def windmill_moves(state: dict) -> list[dict]:

@@ -18,7 +18,9 @@ from service.engine import rules_data as R
 from service.engine.hexgrid import as_dict
 from service.engine.state import cubes_in_play, roll_die, shuffle
 from service.engine.variants import rules_for
-from tests.engine.board import key, lay
+from tests.engine.board import build_move as build
+from tests.engine.board import deliver_move as deliver
+from tests.engine.board import key, lay, link_between
 from tests.engine.helpers import (
     events_of,
     finish_phase,
@@ -53,23 +55,10 @@ def h(x) -> dict:
     return as_dict(x)
 
 
-def build(hex_, tracks=None, exits=None) -> dict:
-    move: dict = {"type": "build", "hex": h(hex_)}
-    if tracks is not None:
-        move["tracks"] = tracks
-    else:
-        move["town_exits"] = exits
-    return move
 
 
-def deliver(start, colour, links) -> dict:
-    return {"type": "deliver", "from": h(start), "color": colour, "links": links}
 
 
-def link_between(state: dict, a, b) -> str:
-    ids = [r.link_id for r in rules_for(MAP).network(state).links() if set(r.stops) == {a, b}]
-    assert len(ids) == 1, f"{len(ids)} links between {a} and {b}"
-    return ids[0]
 
 
 def builder(seat: int = 0, actions: dict | None = None, cash: int = 50) -> dict:

@@ -9,6 +9,7 @@ import pytest
 from service.engine import game
 from service.engine.maps import load_map
 from service.engine.variants.madagascar import BAD_ACTIONS, lock_by_dice
+from tests.engine.board import build_move as build
 from tests.engine.board import builds_listed, key, lay, link_between
 from tests.engine.helpers import (
     decider,
@@ -29,8 +30,6 @@ FIANARANTSOA, TOLANARO = (5, 10), (1, 14)
 ANTSIRAHE, ANTANANARIVO = (8, 9), (10, 9)  # both red; (9, 9) lies between them
 
 
-def build(h, tracks) -> dict:
-    return {"type": "build", "hex": {"q": h[0], "r": h[1]}, "tracks": tracks}
 
 
 def lock_round(state: dict, dice: list[int], double_disc: str | None) -> tuple[dict, list]:

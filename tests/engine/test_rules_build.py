@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from service.engine import game
+from tests.engine.board import build_move as build
 from tests.engine.board import builds_listed, key, lay, owner_of
 from tests.engine.helpers import events_of, game_at, illegal, play, play_events
 
@@ -20,13 +21,6 @@ def build_turn(seat: int = 0, cash: int = 50, actions: dict | None = None, playe
     return game_at("build", players, actions=taken, seats={seat: {"cash": cash}})
 
 
-def build(hexes, tracks=None, exits=None) -> dict:
-    move = {"type": "build", "hex": {"q": hexes[0], "r": hexes[1]}}
-    if exits is not None:
-        move["town_exits"] = exits
-    else:
-        move["tracks"] = tracks
-    return move
 
 
 def reopen_turn(state: dict, seat: int = 0) -> dict:

@@ -16,6 +16,7 @@ from tests.engine.board import (
     lay,
     link_between,
 )
+from tests.engine.board import deliver_move as deliver
 from tests.engine.helpers import events_of, game_at, illegal, play, play_events
 
 
@@ -30,8 +31,6 @@ def mover(loco: int = 3, seat: int = 0, players: int = 3, cubes: dict | None = N
     return state
 
 
-def deliver(start, colour, links) -> dict:
-    return {"type": "deliver", "from": {"q": start[0], "r": start[1]}, "color": colour, "links": links}
 
 
 def chain_links(state: dict, count: int = 3) -> list[str]:
