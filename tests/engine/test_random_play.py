@@ -82,6 +82,23 @@ def cash_deltas_from_events(events: list[dict], players: int) -> list[int]:
     return delta
 
 
+def income_deltas_from_events(events: list[dict], players: int) -> list[int]:
+    """What the events say each seat's income changed by."""
+    delta = [0] * players
+    for e in events:
+        t = e["type"]
+        if t == "good_delivered" or t == "oil_drums_counted":
+            for s, amount in e["income"].items():
+                delta[int(s)] += amount
+        elif t == "expenses_paid":
+            for row in e["expenses"]:
+                delta[row["seat"]] -= row["shortfall"]
+        elif t == "income_reduced":
+            for row in e["reductions"]:
+                delta[row["seat"]] -= row["reduction"]
+    return delta
+
+
 def check_invariants(before: dict, after: dict, events: list[dict]) -> None:
     assert cubes_in_play(after) + sum(after["bag"].values()) == TOTAL_CUBES
     assert all(n >= 0 for n in after["bag"].values())
@@ -91,6 +108,10 @@ def check_invariants(before: dict, after: dict, events: list[dict]) -> None:
         assert 2 <= p["shares"] <= 15
     expected = cash_deltas_from_events(events, len(after["players"]))
     actual = [a["cash"] - b["cash"] for a, b in zip(after["players"], before["players"], strict=True)]
+    assert actual == expected, events
+    expected = income_deltas_from_events(events, len(after["players"]))
+    actual = [a["income"] - b["income"]
+              for a, b in zip(after["players"], before["players"], strict=True)]
     assert actual == expected, events
     supply = after["supply"]
     assert all(n >= 0 for n in supply.values())
