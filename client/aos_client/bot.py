@@ -131,11 +131,13 @@ class GreedyPolicy(Policy):
 
     def _issue_shares(self, view: GameView, seat: int, options: list[Move], expenses: int) -> Move:
         me = view.players[seat]
-        budget = 10 if view.round == 1 else 6 if view.round <= view.last_round // 2 else 0
+        # Cash for this round's expenses, and early on for some building; a share brings $5 and
+        # costs $1 a round from then on.
+        budget = 14 if view.round == 1 else 6 if view.round <= view.last_round // 2 else 0
+        if me.shares >= 8:
+            budget = 0
         short = max(0, expenses - me.income) + budget - me.cash
-        if me.shares >= 10:
-            short = max(0, expenses - me.income) - me.cash
-        wanted = max(0, -(-short // 5))
+        wanted = max(0, -(-short // 4))
         counts = {m.count: m for m in options}  # type: ignore[attr-defined]
         best = max((c for c in counts if c <= wanted), default=min(counts))
         return counts[best]
