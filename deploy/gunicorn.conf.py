@@ -6,7 +6,7 @@ PORT             listen port (default 8000); HOST the address (default 0.0.0.0)
 WEB_CONCURRENCY  sync worker processes (default 2 x usable cores + 1, cores counted from the
                  CPU affinity mask and the cgroup CPU quota, so a container limited to 1 CPU on
                  a 64-core node gets 3 workers, not 129)
-LOG_LEVEL        gunicorn's error-log level (default info)
+LOG_LEVEL        gunicorn's error-log level and the app's (default info)
 GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
 GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
 PROMETHEUS_MULTIPROC_DIR  if set: emptied at start, and prometheus_client is told when a worker
@@ -20,13 +20,9 @@ shared across fork().
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import time
 from pathlib import Path
-
-from gunicorn.glogging import Logger
 
 
 def _env_int(name: str, default: int, minimum: int = 0) -> int:
@@ -76,40 +72,6 @@ def default_workers() -> int:
     return 2 * available_cpus() + 1
 
 
-class JsonAccessLogger(Logger):
-    """One JSON object per request on the access log, so log pipelines need no regex.
-
-    Values come from the request (path, user agent), so they are JSON-encoded, never
-    pasted into a format string.
-    """
-
-    def access(self, resp, req, environ, request_time):
-        if not self.cfg.accesslog:
-            return
-        status = resp.status
-        if isinstance(status, str):
-            status = status.split(None, 1)[0]
-        headers = dict((k.lower(), v) for k, v in (resp.headers or []))
-        record = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "log": "access",
-            "remote": environ.get("REMOTE_ADDR"),
-            "method": environ.get("REQUEST_METHOD"),
-            "path": environ.get("PATH_INFO"),
-            "query": environ.get("QUERY_STRING") or None,
-            "status": int(status) if str(status).isdigit() else status,
-            "bytes": getattr(resp, "sent", None),
-            "duration_ms": round(request_time.total_seconds() * 1000, 3),
-            "request_id": headers.get("x-request-id"),
-            "user_agent": environ.get("HTTP_USER_AGENT"),
-            "pid": os.getpid(),
-        }
-        try:
-            self.access_log.info("%s", json.dumps(record, separators=(",", ":")))
-        except Exception:  # never let logging fail a request
-            self.exception("access log failed")
-
-
 # --- server socket ---
 bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{_env_int('PORT', 8000, minimum=1)}"]
 backlog = 2048
@@ -138,10 +100,12 @@ limit_request_field_size = 8190
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 # --- logging: everything to stdout/stderr, for the container runtime to collect ---
-accesslog = "-"
+# No gunicorn access log: the app writes one JSON line per request itself, with what only it
+# knows (the URL rule, the game id, the request id it echoed). gunicorn's own messages (workers
+# booting, timing out) stay on the error log.
+accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
-logger_class = JsonAccessLogger
 capture_output = False
 proc_name = "aos-rules"
 

@@ -7,7 +7,7 @@ import argparse
 import logging
 import os
 
-from service.api import create_app
+from service.api import create_app, logs
 from service.store import store_from_env
 
 
@@ -16,7 +16,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(os.environ.get("LOG_LEVEL", "info"))
+    # The app writes one JSON access line per request; werkzeug's own would say it twice.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     store = store_from_env()
     if store.kind == "memory":
         logging.getLogger("service").warning(
@@ -24,7 +26,9 @@ def main(argv: list[str] | None = None) -> None:
         )
     else:
         logging.getLogger("service").info("storing games in Redis at %s", _redacted(os.environ["REDIS_URL"]))
-    create_app(store=store).run(host=args.host, port=args.port, threaded=True)
+    app = create_app(store=store)
+    logging.getLogger("service").info("serving on http://%s:%d", args.host, args.port)
+    app.run(host=args.host, port=args.port, threaded=True)
 
 
 def _redacted(url: str) -> str:

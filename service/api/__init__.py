@@ -10,7 +10,7 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import problems
+from . import instrumentation, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -28,13 +28,16 @@ def contract_path() -> Path:
 
 
 def create_app(store: GameStore | None = None, settings: Settings | None = None) -> Flask:
+    logs.configure(os.environ.get("LOG_LEVEL", "info"))
     settings = settings or Settings.from_env()
     store = store or store_from_env()
+    store.on_retry = metrics.store_retried
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
     app.extensions["aos.games"] = Games(store, settings)
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
+    instrumentation.install(app)
     app.register_blueprint(bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app

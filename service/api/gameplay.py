@@ -15,7 +15,7 @@ from service.engine import game
 from service.engine.errors import IllegalMove, SetupError
 from service.store import GameExists, GameStore, IdemRecord, Outcome, Stored
 
-from . import tokens
+from . import metrics, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -167,6 +167,7 @@ class Games:
                 continue
             if prior is not None:
                 return self._replay_create(game_id, prior, fp, idempotency_key)
+            metrics.GAMES_CREATED.labels(map=state["map"]).inc()
             return Created(game_id, orjson.dumps({**view, "seats": seats}))
         raise ApiError(503, "STORE_UNAVAILABLE", "could not find a free game id")
 
@@ -272,6 +273,7 @@ class Games:
             try:
                 state, events = game.apply(orjson.loads(stored.state), seat, move)
             except IllegalMove as exc:
+                metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None
             version = stored.version + 1
             view = orjson.dumps(full_view(state, game_id, version))
@@ -289,11 +291,14 @@ class Games:
                 idem=idem,
             )
             if result.outcome is Outcome.APPLIED:
+                metrics.MOVES_APPLIED.labels(map=state["map"], type=move["type"]).inc()
                 return Applied(version, body)
             if result.outcome is Outcome.REPLAYED:
                 return _replay_move(result.replay, fp)
             if result.outcome is Outcome.MISSING:
                 raise not_found(game_id)
+            # Another writer got in first: judge the move again against the game as it is now.
+            metrics.STORE_RETRIES.labels(op="commit", reason="version_conflict").inc()
             stored = self.load(game_id)
         raise ApiError(
             429,

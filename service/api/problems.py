@@ -10,6 +10,8 @@ from werkzeug.exceptions import HTTPException
 
 from service.store import StoreUnavailable
 
+from . import metrics
+
 log = logging.getLogger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
@@ -84,7 +86,11 @@ def install(app: Flask) -> None:
 
     @app.errorhandler(StoreUnavailable)
     def _store_down(exc: StoreUnavailable) -> Response:
-        log.warning("store unavailable: %s", exc)
+        metrics.STORE_ERRORS.labels(op=exc.op, kind=exc.kind).inc()
+        log.warning(
+            "store unavailable",
+            extra={"fields": {"event": "store_error", "op": exc.op, "kind": exc.kind, "error": str(exc)}},
+        )
         return problem(503, "STORE_UNAVAILABLE", "the game store is unreachable", {"Retry-After": "1"})
 
     @app.errorhandler(HTTPException)

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, current_app, g, request
 from marshmallow import ValidationError
 
 from service.engine.errors import SetupError
@@ -32,6 +32,7 @@ def games() -> Games:
 def game_id_of(value: str) -> str:
     if not GAME_ID.fullmatch(value):
         raise ApiError(404, "GAME_NOT_FOUND", "no game has that id")
+    g.game_id = value  # for the logs: only an id of the valid form is ever written there
     return value
 
 
@@ -108,6 +109,7 @@ def create_game() -> Response:
     except ValidationError as exc:
         raise invalid(exc) from None
     created = games().create(body, raw, key)
+    g.game_id = created.game_id
     version = orjson.loads(created.body)["version"]
     headers = {"Location": f"/v1/games/{created.game_id}", "ETag": etag(version)}
     return raw_json(created.body, 201, headers)

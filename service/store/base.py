@@ -9,12 +9,25 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
 class StoreUnavailable(Exception):
-    """The store cannot be reached or did not answer in time; nothing is known to have changed."""
+    """The store cannot be reached or did not answer in time; nothing is known to have changed.
+
+    `op` names the store operation (`create`, `commit`, `load`, `history`, `idempotency`, `ping`)
+    and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the labels of the
+    aos_store_errors_total metric."""
+
+    def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
+        super().__init__(message)
+        self.op = op
+        self.kind = kind
+
+
+def _ignore_retry(op: str, reason: str) -> None:
+    return None
 
 
 class GameExists(Exception):
@@ -56,6 +69,9 @@ class GameStore(ABC):
     """Where games live. Every method raises StoreUnavailable when the backend is unreachable."""
 
     kind: str
+    # Called with (op, reason) for each retry of an operation that then succeeded; the API points
+    # it at its metrics. The store itself knows nothing of metrics.
+    on_retry: Callable[[str, str], None] = staticmethod(_ignore_retry)
 
     @abstractmethod
     def create(

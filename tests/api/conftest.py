@@ -33,6 +33,7 @@ def openapi() -> OpenAPI:
     text = {
         "image/svg+xml": _text,
         "application/yaml": _text,
+        "text/plain": _text,
         "application/problem+json": lambda data, **_: orjson.loads(data),
     }
     return OpenAPI.from_file_path(str(SPEC), config=Config(extra_media_type_deserializers=text))
@@ -42,7 +43,6 @@ def check_contract(app: Flask, openapi: OpenAPI, violations: list[str]) -> None:
     """Every functional test becomes a contract test: a request outside the contract must get a
     4xx, and every response must be one the contract describes."""
 
-    @app.after_request
     def _check(response):  # type: ignore[no-untyped-def]
         label = f"{request.method} {request.full_path.rstrip('?')} -> {response.status_code}"
         if response.status_code >= 500 and response.status_code != 503:
@@ -68,6 +68,10 @@ def check_contract(app: Flask, openapi: OpenAPI, violations: list[str]) -> None:
             detail = f"{exc!r} {exc.__cause__}"[:2000]
             violations.append(f"{label}: response outside the contract: {detail}")
         return response
+
+    # Flask runs after_request hooks last-registered first: put this one at the front of the
+    # list so that it runs last and sees the response as sent (with the app's X-Request-Id).
+    app.after_request_funcs.setdefault(None, []).insert(0, _check)
 
 
 class _Unread(FlaskOpenAPIRequest):

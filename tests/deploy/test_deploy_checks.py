@@ -79,7 +79,7 @@ def test_workers_from_web_concurrency(monkeypatch):
     assert conf.loglevel == "warning"
     assert conf.worker_class == "sync"
     assert conf.preload_app is False
-    assert conf.accesslog == "-"
+    assert conf.accesslog is None  # the app writes the access lines (JSON, with the route)
     assert conf.max_requests > 0 and conf.max_requests_jitter > 0
     assert 0 < conf.graceful_timeout <= conf.timeout
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -152,10 +153,23 @@ def test_image_layout_serves_and_shuts_down_gracefully(image_root):
         status, headers, _ = _get(f"http://127.0.0.1:{port}/v1/health")
         assert status == 200
         assert _get(f"http://127.0.0.1:{port}/v1/ready")[0] == 200  # in-memory store
+        for _ in range(6):  # likely spread over both workers
+            _get(f"http://127.0.0.1:{port}/v1/health")
+        # Multi-process mode: one scrape, answered by one worker, counts every worker's requests.
+        status, _, metrics = _get(f"http://127.0.0.1:{port}/metrics")
+        assert status == 200
+        counted = re.search(
+            r'^aos_http_requests_total\{method="GET",route="/v1/health",status="200"\} (\S+)$',
+            metrics.decode(), re.MULTILINE,
+        )  # fmt: skip
+        assert counted, metrics
     finally:
         out = _stop(proc)
     access = [json.loads(line) for line in out.splitlines() if line.startswith('{"ts"')]
-    assert any(rec["path"] == "/v1/health" and rec["status"] == 200 for rec in access), out
+    health = [rec for rec in access if rec.get("log") == "access" and rec["route"] == "/v1/health"]
+    assert len(health) == float(counted.group(1)) >= 7, out  # the startup polls are in both
+    assert all(rec["status"] == 200 for rec in health), out
+    assert headers["X-Request-Id"] in {rec["request_id"] for rec in health}
 
 
 @pytest.mark.skipif(not shutil.which("redis-server"), reason="needs redis-server")

@@ -1,0 +1,88 @@
+"""How RedisStore fails and recovers: retries on a fresh connection (reported through on_retry),
+and failures labelled with the operation and its kind."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from service.store import RedisStore, StoreUnavailable
+from service.store.redis_store import connect, error_kind
+from tests.conftest import free_port
+
+
+def test_an_idle_connection_dropped_is_replaced_without_a_retry(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    retries: list[tuple[str, str]] = []
+    store.on_retry = lambda op, reason: retries.append((op, reason))
+    store.create("g", state=b"s", meta=b"m", view=b"v", ttl=60)
+    with redis_server.client() as admin:
+        admin.client_kill_filter(_type="normal", skipme=True)  # as a Redis restart would
+    # redis-py finds the pooled connection closed before using it and opens another.
+    assert store.load("g").state == b"s"
+    assert retries == []
+
+
+def test_a_timeout_is_retried_and_reported(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url, socket_timeout=0.2, retries=3)
+    retries: list[tuple[str, str]] = []
+    store.on_retry = lambda op, reason: retries.append((op, reason))
+    store.create("g", state=b"s", meta=b"m", view=b"v", ttl=60)
+    with redis_server.client() as admin:
+        admin.execute_command("CLIENT", "PAUSE", 350, "ALL")  # Redis stops answering for 350 ms
+    assert store.load("g").state == b"s"
+    assert retries and set(retries) == {("load", "timeout")}
+
+
+def test_unreachable_redis_fails_with_op_and_kind() -> None:
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0", connect_timeout=0.2, retries=1)
+    retries: list[tuple[str, str]] = []
+    store.on_retry = lambda op, reason: retries.append((op, reason))
+    for op, call in [
+        ("ping", store.ping),
+        ("load", lambda: store.load("g")),
+        ("history", lambda: store.history("g")),
+        ("idempotency", lambda: store.idempotency_record("g", "k")),
+        ("create", lambda: store.create("g", state=b"s", meta=b"m", view=b"v", ttl=1)),
+    ]:
+        with pytest.raises(StoreUnavailable) as caught:
+            call()
+        assert (caught.value.op, caught.value.kind) == (op, "connection")
+    assert retries == []  # only retries that succeeded are reported
+
+
+def test_out_of_memory_is_its_own_kind(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    with redis_server.client() as admin:
+        admin.config_set("maxmemory-policy", "noeviction")
+        admin.config_set("maxmemory", "1")
+        try:
+            with pytest.raises(StoreUnavailable) as caught:
+                store.create("g", state=b"s", meta=b"m", view=b"v", ttl=60)
+        finally:
+            admin.config_set("maxmemory", "0")
+    assert (caught.value.op, caught.value.kind) == ("create", "oom")
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (redis.TimeoutError("slow"), "timeout"),
+        (redis.ConnectionError("gone"), "connection"),
+        (redis.exceptions.BusyLoadingError("loading"), "connection"),
+        (redis.exceptions.ClusterDownError("CLUSTERDOWN"), "connection"),
+        (redis.ResponseError("OOM command not allowed"), "oom"),
+        (redis.ResponseError("WRONGTYPE"), "other"),
+    ],
+)
+def test_error_kinds(error: Exception, kind: str) -> None:
+    assert error_kind(error) == kind
+
+
+def test_cluster_urls_make_a_cluster_client() -> None:
+    # Connecting discovers the cluster, so an unreachable node fails here: with the cluster
+    # client's own error, which the store reports as a connection failure.
+    with pytest.raises(redis.exceptions.RedisClusterException) as caught:
+        connect(f"redis+cluster://127.0.0.1:{free_port()}", socket_connect_timeout=0.2)
+    assert error_kind(caught.value) == "connection"
+    assert isinstance(connect("redis://127.0.0.1:1/0"), redis.Redis)  # lazy: no connection yet
