@@ -12,6 +12,7 @@ class Settings:
     game_ttl: int = 30 * 24 * 3600  # an idle game expires this long after its last move
     finished_ttl: int = 7 * 24 * 3600  # a finished game, this long after its last move
     idempotency_ttl: int = 24 * 3600
+    request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
 
     @classmethod

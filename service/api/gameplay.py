@@ -254,13 +254,19 @@ class Games:
     ) -> Applied:
         """Apply `move` of `seat` (already authenticated against `stored`), re-judging it
         against the new state whenever another writer got in first."""
-        idem_key = fp = None
+        fp = fingerprint({"seat": seat, "move": move})
         if idempotency_key is not None:
             idem_key = "move:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
-            fp = fingerprint({"seat": seat, "move": move})
+            idem_ttl = self.settings.idempotency_ttl
             prior = self.store.idempotency_record(game_id, idem_key)
             if prior is not None:
                 return _replay_move(prior, fp)
+        else:
+            # The store retries a commit whose reply was lost; a key of this request's own lets
+            # that retry find its first write instead of judging the move again and applying it
+            # twice. It only has to outlive the retries.
+            idem_key = "move:request:" + secrets.token_hex(16)
+            idem_ttl = self.settings.request_replay_ttl
         for _ in range(self.settings.max_commit_attempts):
             if if_match is not None and not etag_matches(if_match, stored.version):
                 raise ApiError(
@@ -278,9 +284,7 @@ class Games:
             version = stored.version + 1
             view = orjson.dumps(full_view(state, game_id, version))
             body = b'{"version":%d,"events":%b,"game":%b}' % (version, orjson.dumps(events), view)
-            idem = None
-            if idem_key is not None:
-                idem = IdemRecord(idem_key, fp + SEP + body, self.settings.idempotency_ttl)
+            idem = IdemRecord(idem_key, fp + SEP + body, idem_ttl)
             result = self.store.commit(
                 game_id,
                 expected_version=stored.version,

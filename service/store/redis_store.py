@@ -154,9 +154,9 @@ class RedisStore(GameStore):
     def _run(self, op: str, call: Callable[[Client], T]) -> T:
         """`call` with a client, retried on a fresh connection after a connection failure or a
         timeout. A commit retried after a lost reply finds the version moved on (CONFLICT) or
-        its idempotency key used (REPLAYED): the store never writes one commit twice. (After
-        that CONFLICT the API judges the move again; only If-Match or an Idempotency-Key stop
-        a move that is still legal from being applied a second time.)"""
+        its idempotency key used (REPLAYED): the store never writes one commit twice. The API
+        gives every commit a key (the client's, or one of the request's own), so a retried
+        commit that had landed is REPLAYED and never judged again."""
         retried: list[str] = []
         while True:
             try:
