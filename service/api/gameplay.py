@@ -99,12 +99,12 @@ class Games:
         return version
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
-        stored = self.load(game_id, with_view=True)
-        view = orjson.loads(stored.view)
-        if seat >= len(view["players"]):
+        stored = self.load(game_id)
+        state = orjson.loads(stored.state)
+        if seat >= len(state["players"]):
             raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {seat}")
-        moves = game.legal_moves(orjson.loads(stored.state), seat)
-        body = {"version": stored.version, "seat": seat, "phase": view["phase"], "moves": moves}
+        moves = game.legal_moves(state, seat)
+        body = {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves}
         return stored.version, orjson.dumps(body)
 
     def history(self, game_id: str) -> tuple[int, bytes]:
