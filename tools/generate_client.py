@@ -889,6 +889,11 @@ class ApiError(Exception):
         return self.get("version")
 
     @property
+    def request_id(self) -> str | None:
+        """The service's `X-Request-Id` for the failed request: quote it in a bug report."""
+        return self.response.headers.get("X-Request-Id") if self.response is not None else None
+
+    @property
     def retry_after(self) -> float | None:
         """Seconds to wait, from `Retry-After` (429, 503)."""
         value = self.response.headers.get("Retry-After") if self.response is not None else None

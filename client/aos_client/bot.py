@@ -7,12 +7,14 @@
 Policies:
 - `random`: picks a kind of move uniformly (bid, drop out, build, end the build, deliver, ...),
   then one move of that kind uniformly: legal but aimless.
-- `greedy`: a sensible baseline. It issues shares only when its cash would not cover its expenses
-  and a few builds; bids modestly (the minimum, and only while that is small); picks actions by a
-  fixed preference (a bigger locomotive while it is small, then building and moving first); builds
-  track that extends its own network toward cities it could deliver to or from, finishing links when
-  it can, while the money lasts; delivers the good that pays it the most (legal moves carry `income`
-  per seat); and upgrades its locomotive when it has nothing to deliver.
+- `greedy`: a sensible baseline. It issues shares only to cover its expenses and, in the first half
+  of the game, a little building money; bids modestly (the minimum, only while that is at most a
+  twentieth of its cash, else it drops out); picks actions by a fixed
+  preference (a bigger locomotive once it has the links for it, then building and moving first);
+  builds short links, town exits included, toward cities it could deliver to or from, extending its
+  own track first and starting a link only if it can finish it this turn; delivers the good that
+  pays it the most (legal moves carry `income` per seat); upgrades its locomotive when it has
+  nothing to deliver and the links to use it.
 
 A bot of your own needs only `choose(view, seat, moves)`: see `Policy`.
 """
@@ -40,6 +42,7 @@ from .models import (
 )
 
 Hex = tuple[int, int]
+TOWN_EXIT_COST = 3  # about what a town's track costs; legal moves say exactly
 DIRECTIONS: dict[int, Hex] = {0: (0, -1), 1: (1, -1), 2: (1, 0), 3: (0, 1), 4: (-1, 1), 5: (-1, 0)}
 
 
@@ -133,7 +136,7 @@ class GreedyPolicy(Policy):
         me = view.players[seat]
         # Cash for this round's expenses, and early on for some building; a share brings $5 and
         # costs $1 a round from then on.
-        budget = 14 if view.round == 1 else 6 if view.round <= view.last_round // 2 else 0
+        budget = 10 if view.round == 1 else 6 if view.round <= view.last_round // 2 else 0
         if me.shares >= 8:
             budget = 0
         short = max(0, expenses - me.income) + budget - me.cash
@@ -145,7 +148,7 @@ class GreedyPolicy(Policy):
     def _bid(self, view: GameView, seat: int, by_type: dict[str, list[Move]]) -> Move:
         bids = sorted(by_type.get("bid", []), key=lambda m: m.amount)  # type: ignore[attr-defined]
         me = view.players[seat]
-        if bids and bids[0].amount <= max(1, me.cash // 12):  # type: ignore[attr-defined]
+        if bids and bids[0].amount <= me.cash // 20:  # type: ignore[attr-defined]
             return bids[0]
         for kind in ("drop_out", "turn_order_pass"):
             if kind in by_type:
@@ -188,12 +191,11 @@ class GreedyPolicy(Policy):
                     builds[(h, frozenset(m.tracks[0]))] = m
         for town_exit, m in self._town_builds(board, by_type.get("build", []), spendable):
             builds[town_exit] = m
-        for _score, path, continues in board.plans(tiles_left):
+        for _score, path, continues, estimate in board.plans(tiles_left):
             first = builds.get(path[0])
             if first is None:
                 continue
             # Start a new link only if it can be finished this turn with the money there is.
-            estimate = sum(board.step_cost(h) or 0 for h, _ in path)
             if continues or (len(path) <= tiles_left and estimate <= spendable):
                 return first
         urbanize = [m for m in by_type.get("urbanize", []) if board.urbanize_value(m) > 1.0]
@@ -253,7 +255,7 @@ class Board:
         """(hex, edge) where my unfinished track leaves `hex` across `edge` into an empty hex."""
         ends = []
         for h, exits in self.exits.items():
-            if h in self.stops:
+            if h in self.cities:
                 continue
             for e, owner in exits.items():
                 if owner != self.seat:
@@ -291,26 +293,28 @@ class Board:
 
     def plans(
         self, tiles_left: int, depth: int = 5
-    ) -> list[tuple[float, list[tuple[Hex, frozenset[int]]], bool]]:
+    ) -> list[tuple[float, list[tuple[Hex, frozenset[int]]], bool, int]]:
         """Links I could build, best first, each as its steps (hex, the pair of edges it gets) and
-        whether it continues my unfinished track."""
+        whether it continues my unfinished track, and what it should cost."""
         starts: list[
             tuple[Hex, Hex, int, int]
         ] = []  # (origin stop or track end, first hex, its entry edge, spent)
         for h, e in self.open_ends():
-            starts.append((h, neighbour(h, e), (e + 3) % 6, 0))
+            starts.append((h, neighbour(h, e), (e + 3) % 6, 0, []))
         for stop in sorted(self.stops):
             for e in range(6):
                 if e in self.exits.get(stop, {}):
                     continue
                 first = neighbour(stop, e)
                 if self.step_cost(first) is not None:
-                    starts.append((stop, first, (e + 3) % 6, 1))
-        found: list[tuple[float, list[tuple[Hex, frozenset[int]]], bool]] = []
-        for origin, first, entry, fresh in starts:
+                    # Track leaving a town needs the town's exit built first.
+                    prefix = [(stop, frozenset({e}))] if stop in self.towns else []
+                    starts.append((stop, first, (e + 3) % 6, 1, prefix))
+        found: list[tuple[float, list[tuple[Hex, frozenset[int]]], bool, int]] = []
+        for origin, first, entry, fresh, prefix in starts:
             source = origin if origin in self.stops else self._source_of(origin)
             # Depth-first over short paths of empty hexes, ending next to a stop.
-            stack = [(first, entry, [], 0)]
+            stack = [(first, entry, prefix, TOWN_EXIT_COST * len(prefix))]
             best_to: dict[Hex, int] = {}
             while stack:
                 h, into, path, cost = stack.pop()
@@ -330,9 +334,14 @@ class Board:
                         worth = self.value(source, nxt) if source is not None else 0.5
                         if worth <= 0:
                             continue
+                        total = cost
+                        if nxt in self.towns and (out + 3) % 6 not in self.exits.get(nxt, {}):
+                            # The link ends only once the town has an exit toward it.
+                            steps = steps + [(nxt, frozenset({(out + 3) % 6}))]
+                            total += TOWN_EXIT_COST
                         bonus = 1.5 if len(steps) <= tiles_left else 1.0
                         bonus *= 1.3 if not fresh else 1.0
-                        found.append((worth * bonus / (cost + 2), steps, not fresh))
+                        found.append((worth * bonus / (total + 2), steps, not fresh, total))
                     elif len(steps) < depth and nxt not in self.stops:
                         stack.append((nxt, (out + 3) % 6, steps, cost))
         found.sort(key=lambda f: (-f[0], len(f[1]), sorted(f[1][0][0])))

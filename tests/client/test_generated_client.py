@@ -231,13 +231,13 @@ def test_each_error_status_maps_to_its_exception(scripted: ScriptedServer, statu
         "detail": "d",
         "need": 4,
     }
-    scripted.script = [Answer(status, problem, {"Retry-After": "0"})]
+    scripted.script = [Answer(status, problem, {"Retry-After": "0", "X-Request-Id": f"req-{status}"})]
     api = AosClient(scripted.url, retries=0)
     with pytest.raises(ERRORS_BY_STATUS[status]) as raised:
         api.get_game("g")
     assert raised.value.status == status and raised.value.code == f"CODE_{status}"
     assert raised.value.get("need") == 4 and raised.value.detail == "d"
-    assert isinstance(raised.value, ApiError)
+    assert isinstance(raised.value, ApiError) and raised.value.request_id == f"req-{status}"
     if status in (429, 503):
         assert raised.value.retry_after == 0
 
