@@ -87,8 +87,8 @@ def e2e_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def service_url(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """gunicorn 'service.api:create_app()' with WORKERS sync workers on the e2e Redis."""
+def gunicorn(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+    """gunicorn 'service.api:create_app()' with WORKERS sync workers on the e2e Redis: (URL, master pid)."""
     port = free_port()
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
     env = {
@@ -124,6 +124,11 @@ def service_url(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
             process,
             log,
         )
-        yield url
+        yield url, process.pid
     finally:
         stop(process)
+
+
+@pytest.fixture(scope="session")
+def service_url(gunicorn: tuple[str, int]) -> str:
+    return gunicorn[0]

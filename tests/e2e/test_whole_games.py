@@ -89,7 +89,11 @@ def play_and_check(url: str, map_id: str, players: int) -> str:
         return f"{map_id}/{players}: {result.moves} moves, round {final.round}, {result.seconds:.1f}s"
 
 
-def test_the_service_runs_several_workers_on_redis(service_url: str):
+def test_the_service_runs_several_workers_on_redis(gunicorn: tuple[str, int]):
+    service_url, master = gunicorn
+    children = Path(f"/proc/{master}/task/{master}/children")
+    if children.exists():  # Linux
+        assert len(children.read_text().split()) >= 2, "gunicorn should run two workers or more"
     api = AosClient(service_url)
     assert api.get_ready().store == "redis"
     playable = {m.id for m in api.list_maps() if m.playable is not False}
