@@ -6,6 +6,8 @@
 
     api = AosClient("http://127.0.0.1:8000")
     maps = api.list_maps()
+
+See client/README.md.
 """
 
 from .client import API_VERSION, AosClient

@@ -94,8 +94,7 @@ class TooManyRequests(ApiError):
 
 
 class ServiceUnavailable(ApiError):
-    """503: the store is unreachable and nothing was changed; `.retry_after` says how long to wait.
-    """
+    """503: the store is unreachable and nothing was changed; `.retry_after` says how long to wait."""
 
 
 UnprocessableEntity = IllegalMove

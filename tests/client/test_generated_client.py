@@ -102,6 +102,10 @@ def test_generated_code_is_ruff_clean():
         pytest.fail("ruff is not installed (it is in the test extras)")
     result = subprocess.run([ruff, "check", str(PACKAGE)], capture_output=True, text=True, cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
+    # Formatted as ruff would, so `ruff format` on the tree leaves the generated client alone.
+    generated = [str(PACKAGE / name) for name in ("__init__.py", "client.py", "errors.py", "models.py")]
+    result = subprocess.run([ruff, "format", "--check", *generated], capture_output=True, text=True, cwd=ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_every_operation_has_a_method():
