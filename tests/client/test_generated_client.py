@@ -371,3 +371,19 @@ def test_the_readme_games_run(
     exec(compile(code.replace("http://127.0.0.1:8000", live_url), readme, "exec"), {})  # noqa: S102
     scores = capsys.readouterr().out
     assert re.match(r"\[\(0, ", scores), scores
+
+
+def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
+    tools = {name: shutil.which(name) for name in ("bash", "curl", "jq", "python3")}
+    if not all(tools.values()):
+        pytest.skip(f"the walk-through needs {', '.join(n for n, p in tools.items() if not p)}")
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## For frontend developers") : text.index("## For bot authors")]
+    script = "set -euo pipefail\n" + "\n".join(re.findall(r"```sh\n(.*?)```", section, re.S))
+    script = script.replace("API=http://127.0.0.1:8000", f"API={live_url}")
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert '"version":0' in lines[0] and lines[1].startswith('[{"type":"issue_shares"')
+    assert lines[2].startswith('{"version":1,"events":[{"type":"shares_issued"')
+    assert '"code":"VERSION_MISMATCH"' in lines[3] and '"version":1' in lines[3]
