@@ -573,12 +573,13 @@ class Generator:
 
         args = ["self"]
         for p in path_params:
-            args.append(f"{snake(p['name'])}: {self.type_of(p.get('schema', {}), 'X').ann}")
+            ann = self.type_of(p.get("schema", {}), camel(op_id) + camel(p["name"])).ann
+            args.append(f"{snake(p['name'])}: {ann}")
         if body_schema is not None:
             body_type = self.type_of(body_schema, camel(op_id) + "Body").ann
             args.append(f"body: {body_type} | Mapping[str, Any]")
         for p in query:
-            ann = self.type_of(p.get("schema", {}), "X").ann
+            ann = self.type_of(p.get("schema", {}), camel(op_id) + camel(p["name"])).ann
             args.append(
                 f"{snake(p['name'])}: {ann}"
                 if p.get("required")
@@ -705,12 +706,10 @@ class Generator:
     def files(self) -> dict[str, str]:
         info = self.spec.get("info", {})
         header = HEADER.format(title=info.get("title", ""), version=info.get("version", ""))
-        files = {
-            "models.py": self.models_py(header),
-            "errors.py": self.errors_py(header),
-        }
-        files["client.py"] = self.client_py(header)  # after models: it may name inline classes
+        # The client first: its operations may name inline classes (e.g. GetHealthResponse).
+        files = {"client.py": self.client_py(header)}
         files["models.py"] = self.models_py(header)
+        files["errors.py"] = self.errors_py(header)
         files["__init__.py"] = self.init_py(header)
         return dict(sorted(files.items()))
 
