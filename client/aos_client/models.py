@@ -1289,7 +1289,7 @@ class NewGame(CreateGameRequest):
     # Makes the game reproducible; omit it and the server picks 128 random bits.
     seed: str | None = None
     # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`.
-    options: dict[str, bool | int | str] | None = None
+    options: dict[str, bool | int | str | None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -1572,7 +1572,7 @@ class RecordInput(_Model):
     rules_version: str
     map: MapId
     players: list[RecordInputPlayer]
-    options: dict[str, bool | int | str]
+    options: dict[str, bool | int | str | None]
     seed_commitment: Sha256Hex
     seed: str
     moves: list[RecordMove]

@@ -57,7 +57,7 @@ class StrictBool(fields.Boolean):
 
 
 class OptionValue(fields.Field):
-    """A map option's value: a boolean, an integer or a string."""
+    """A map option's value: a boolean, an integer, a string, or null for "not chosen"."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> Any:
         if isinstance(value, bool | int | str) and not (isinstance(value, str) and len(value) > 64):
@@ -201,7 +201,8 @@ def players_field() -> fields.List:
 def options_field(**kwargs: Any) -> fields.Dict:
     return fields.Dict(
         keys=fields.String(validate=validate.Length(max=64)),
-        values=OptionValue(),
+        # null is an option's "not chosen" (Holland's blocked_action), as records carry it.
+        values=OptionValue(allow_none=True),
         validate=validate.Length(max=16),
         **kwargs,
     )
