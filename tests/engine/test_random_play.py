@@ -218,3 +218,27 @@ def test_random_play_from_round_5_with_windmills_and_money(players: int, seed: i
     for entry in record:
         replayed, _ = game.apply(replayed, entry["seat"], entry["move"])
     assert orjson.dumps(replayed) == orjson.dumps(final)
+
+
+# -- Whole games to the last round, on every map -------------------------------------------------
+
+MAP_PLAYER_COUNTS = [(m, p) for m in ("rust_belt", "madagascar", "iraq", "berlin") for p in (3, 4, 5, 6)] + [
+    ("holland", 3), ("holland", 4)]
+
+
+@pytest.mark.parametrize(("map_id", "players"), MAP_PLAYER_COUNTS)
+@pytest.mark.parametrize("seed", range(2))
+def test_funded_random_game_plays_to_the_last_round(map_id: str, players: int, seed: int) -> None:
+    """Random players go broke by round 5 or so; with $300 each at the start they play every
+    round, so the late rounds, the last income reduction and final scoring of every map are
+    played and checked move by move too."""
+    start = game.new_game(map_id, [f"P{i}" for i in range(players)], f"funded-{seed}")
+    for p in start["players"]:
+        p["cash"] = 300
+    final, record = play_checked(players, seed, start=start)
+    assert final["phase"] == "finished" and final["round"] == final["last_round"]
+    assert any(s["track_points"] for s in final["scores"] if s["points"] is not None)
+    replayed = start
+    for entry in record:
+        replayed, _ = game.apply(replayed, entry["seat"], entry["move"])
+    assert orjson.dumps(replayed) == orjson.dumps(final)
