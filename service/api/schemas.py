@@ -10,27 +10,13 @@ from typing import Any
 
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
-MAP_IDS = ("rust_belt", "madagascar", "holland", "iraq", "berlin")
-COLOURS = ("red", "blue", "yellow", "purple", "black")
-NEW_CITIES = tuple("ABCDEFGH")
-ACTIONS = (
-    "first_move",
-    "first_build",
-    "engineer",
-    "locomotive",
-    "urbanization",
-    "production",
-    "turn_order",
-    "last_build",
-    "last_move",
-    "locomotive_no_build",
-    "urbanization_one_track",
-    "slow_engineer",
-    "last_player",
-    "high_cost",
-    "single_transport",
-    "us_army_escort",
-)
+from service.engine import game
+
+# The engine's own names, so the request schemas cannot drift from the rules.
+MAP_IDS = game.MAP_IDS
+COLOURS = game.COLOURS
+NEW_CITIES = game.NEW_CITY_LETTERS
+ACTIONS = game.action_ids()
 DISPLAY_COLUMN = r"^(light-[1-6]|dark-[1-6]|[A-H])$"
 SHA256_HEX = r"^[0-9a-f]{64}$"
 # Fields legal-moves adds for information; accepted on input and dropped before the engine.

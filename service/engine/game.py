@@ -38,9 +38,12 @@ DECIDING = {
     "production": growth,
 }
 
-__all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "new_game", "legal_moves", "apply",
-           "validate", "view", "active_seat", "is_finished", "record_header", "replay", "maps",
-           "map_info"]
+__all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "MAP_IDS", "COLOURS", "NEW_CITY_LETTERS",
+           "new_game", "legal_moves", "apply", "validate", "view", "active_seat", "is_finished",
+           "record_header", "replay", "maps", "map_info", "action_ids"]
+
+COLOURS = tuple(R.CUBE_COUNTS)
+NEW_CITY_LETTERS = NEW_CITY_COLUMNS
 
 
 # -- creating a game -----------------------------------------------------------------------------
@@ -194,6 +197,14 @@ def _finish(state: dict, rules, events: list) -> None:
 
 
 # -- the public interface ------------------------------------------------------------------------
+
+def action_ids() -> tuple[str, ...]:
+    """Every action id some playable map offers, base actions first."""
+    ids: dict[str, None] = {}
+    for map_id in VARIANTS:
+        ids.update(dict.fromkeys(rules_for(map_id).actions()))
+    return tuple(ids)
+
 
 def active_seat(state: dict) -> int | None:
     return state["queue"][0] if state["queue"] else None

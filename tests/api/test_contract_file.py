@@ -38,3 +38,15 @@ def test_every_route_is_in_the_contract_and_back(app) -> None:
         for method in rule.methods - {"HEAD", "OPTIONS"}:
             served.add((method, path))
     assert served == documented
+
+
+def test_the_contracts_names_are_the_engines() -> None:
+    from service.engine import game
+
+    schemas = yaml.safe_load(SPEC.read_text())["components"]["schemas"]
+    assert tuple(schemas["MapId"]["enum"]) == game.MAP_IDS
+    assert set(schemas["Colour"]["enum"]) == set(game.COLOURS)
+    assert tuple(schemas["NewCityLetter"]["enum"]) == game.NEW_CITY_LETTERS
+    assert tuple(schemas["ActionId"]["enum"]) == game.action_ids()
+    move_types = set(schemas["Move"]["discriminator"]["mapping"])
+    assert move_types == set(game.ALL_MOVE_TYPES)
