@@ -14,7 +14,7 @@ import time
 from service.engine import game
 from service.engine.hexgrid import neighbour
 from service.engine.maps import load_map
-from service.engine.network import Network
+from service.engine.variants import rules_for
 
 
 class EngineClock:
@@ -27,10 +27,13 @@ class EngineClock:
 
 def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
                      max_moves: int = 20000, on_move=None,
-                     clock: EngineClock | None = None) -> tuple[dict, int]:
-    """Plays one game with RandomPlayer for every seat; returns (final state, moves made)."""
+                     clock: EngineClock | None = None, cash: int | None = None) -> tuple[dict, int]:
+    """Plays one game with RandomPlayer for every seat; returns (final state, moves made).
+    `cash` starts every player with that much instead of $10, so random play lasts every round."""
     clock = clock or EngineClock()
     state = game.new_game(map_id, [f"P{i}" for i in range(players)], seed)
+    for player in state["players"]:
+        player["cash"] = player["cash"] if cash is None else cash
     player = RandomPlayer(chooser)
     moves = 0
     while not game.is_finished(state):
@@ -85,14 +88,14 @@ class RandomPlayer:
     def _builds_worth_trying(self, state: dict, seat: int, builds: list[dict]) -> list[dict]:
         ends = frontier(state, seat)
         stops = stop_hexes(state)
-        links = len(game.view(state)["board"]["links"])
+        links = link_count(state)
         finishing, extending = [], []
         for m in builds:
             h = (m["hex"]["q"], m["hex"]["r"])
             if h in ends:
                 extending.append(m)
                 after, _ = game.apply(state, seat, m)
-                if len(game.view(after)["board"]["links"]) > links:
+                if link_count(after) > links:
                     finishing.append(m)
             elif any(all(neighbour(h, e) in stops for e in t) for t in m.get("tracks", [])):
                 finishing.append(m)
@@ -103,6 +106,10 @@ class RandomPlayer:
         return builds
 
 
+def link_count(state: dict) -> int:
+    return len(rules_for(state["map"]).network(state).links())
+
+
 def stop_hexes(state: dict) -> set[tuple[int, int]]:
     board = load_map(state["map"])
     return set(board.cities) | set(board.towns)
@@ -110,7 +117,7 @@ def stop_hexes(state: dict) -> set[tuple[int, int]]:
 
 def frontier(state: dict, seat: int) -> set[tuple[int, int]]:
     """Hexes where the seat's incomplete track points: building there extends it."""
-    net = Network(state, load_map(state["map"]))
+    net = rules_for(state["map"]).network(state)
     return {neighbour(end.hex, end.edge) for r in net.routes() if r.owner == seat
             for end in r.ends if end.kind == "open"}
 
@@ -121,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cash", type=int, default=None,
+                        help="start every player with this cash (e.g. 300: games last every round)")
     args = parser.parse_args(argv)
     chooser = random.Random(args.seed)
     total_moves = 0
@@ -129,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for g in range(args.games):
         state, moves = play_random_game(args.map, args.players, f"{args.seed}-{g}", chooser,
-                                        clock=clock)
+                                        clock=clock, cash=args.cash)
         total_moves += moves
         scores.extend(s["points"] for s in state["scores"] if s["points"] is not None)
         print(f"game {g + 1}/{args.games}: {moves} moves, round {state['round']}", file=sys.stderr)

@@ -15,7 +15,7 @@ from service.engine.playout import RandomPlayer
 from service.engine.state import cubes_in_play
 from tests.engine.board import lay
 
-READ_ONLY = ("cost", "income", "completes")
+READ_ONLY = ("cost", "income")
 TOTAL_CUBES = 96
 
 
