@@ -150,6 +150,10 @@ def main(argv: list[str] | None = None) -> int:
                 "bench_app:create_bench_app()",
             ],
             env=env,
+            # The service logs a JSON line per request, as in production (so every endpoint and
+            # the floor pay for it alike); the lines go to a file, not over the figures.
+            stdout=(workdir / "service.log").open("wb"),
+            stderr=subprocess.STDOUT,
         )
         wait_for(f"http://{HOST}:{api_port}/v1/health")
 
