@@ -13,6 +13,7 @@ class Settings:
     finished_ttl: int = 7 * 24 * 3600  # a finished game, this long after its last move
     idempotency_ttl: int = 24 * 3600
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
+    legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
 
     @classmethod

@@ -99,13 +99,23 @@ class Games:
         return version
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
+        # Frontends, bots and spectators ask for the same turn's moves; working them out is the
+        # costliest read (every build of a build turn), so one answer per version and seat is
+        # kept for a while. A version never changes, so a kept answer is never stale.
+        version = self.version(game_id)
+        kept = self.store.cached(game_id, f"legal:{version}:{seat}")
+        if kept is not None:
+            return version, kept
         stored = self.load(game_id)
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
             raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {seat}")
         moves = game.legal_moves(state, seat)
-        body = {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves}
-        return stored.version, orjson.dumps(body)
+        body = orjson.dumps(
+            {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves})
+        self.store.keep(game_id, f"legal:{stored.version}:{seat}", body,
+                        self.settings.legal_moves_ttl)
+        return stored.version, body
 
     def history(self, game_id: str) -> tuple[int, bytes]:
         version = self.version(game_id)

@@ -126,5 +126,15 @@ class GameStore(ABC):
         """The record stored under an idempotency key of this game, or None."""
 
     @abstractmethod
+    def cached(self, game_id: str, name: str) -> bytes | None:
+        """A value derived from the game and kept by `keep` under `name`, or None (lapsed, or
+        never kept)."""
+
+    @abstractmethod
+    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
+        """Keeps a value derived from the game for `ttl` seconds. Its name must say which
+        version it was derived from: nothing clears it when the game moves on."""
+
+    @abstractmethod
     def ping(self) -> None:
         """Return when the store answers; raise StoreUnavailable when it does not."""

@@ -14,3 +14,7 @@ def game_keys(game_id: str, prefix: str = PREFIX) -> tuple[str, str]:
 
 def idem_key(game_id: str, key: str, prefix: str = PREFIX) -> str:
     return f"{prefix}:{{game:{game_id}}}:idem:{key}"
+
+
+def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
+    return f"{prefix}:{{game:{game_id}}}:kept:{name}"

@@ -21,6 +21,38 @@ class _Game:
     log: list[bytes] = field(default_factory=list)
 
 
+class _Expiring:
+    """Values that lapse after their own TTL, like Redis keys with EX: a lapsed value reads as
+    absent, and every so many writes the lapsed ones are swept out, so that values written once
+    and never read again (a request's own commit key) do not pile up."""
+
+    SWEEP_EVERY = 1024
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._values: dict[tuple[str, str], tuple[bytes, float]] = {}
+        self._writes = 0
+
+    def get(self, key: tuple[str, str]) -> bytes | None:
+        entry = self._values.get(key)
+        if entry is None:
+            return None
+        if entry[1] <= self._clock():
+            del self._values[key]
+            return None
+        return entry[0]
+
+    def set(self, key: tuple[str, str], value: bytes, ttl: int) -> None:
+        now = self._clock()
+        self._values[key] = (value, now + ttl)
+        self._writes += 1
+        if self._writes % self.SWEEP_EVERY == 0:
+            self._values = {k: v for k, v in self._values.items() if v[1] > now}
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
 class MemoryStore(GameStore):
     kind = "memory"
 
@@ -28,7 +60,8 @@ class MemoryStore(GameStore):
         self._clock = clock
         self._lock = threading.Lock()
         self._games: dict[str, _Game] = {}
-        self._idem: dict[tuple[str, str], tuple[bytes, float]] = {}
+        self._idem = _Expiring(clock)
+        self._kept = _Expiring(clock)
 
     def _live(self, game_id: str) -> _Game | None:
         game = self._games.get(game_id)
@@ -38,17 +71,11 @@ class MemoryStore(GameStore):
         return game
 
     def _idem_value(self, game_id: str, key: str) -> bytes | None:
-        entry = self._idem.get((game_id, key))
-        if entry is None:
-            return None
-        if entry[1] <= self._clock():
-            del self._idem[(game_id, key)]
-            return None
-        return entry[0]
+        return self._idem.get((game_id, key))
 
     def _remember(self, game_id: str, idem: IdemRecord | None) -> None:
         if idem is not None:
-            self._idem[(game_id, idem.key)] = (idem.value, self._clock() + idem.ttl)
+            self._idem.set((game_id, idem.key), idem.value, idem.ttl)
 
     def create(
         self,
@@ -126,6 +153,14 @@ class MemoryStore(GameStore):
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
         with self._lock:
             return self._idem_value(game_id, key)
+
+    def cached(self, game_id: str, name: str) -> bytes | None:
+        with self._lock:
+            return self._kept.get((game_id, name))
+
+    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
+        with self._lock:
+            self._kept.set((game_id, name), value, ttl)
 
     def ping(self) -> None:
         return None

@@ -30,7 +30,7 @@ from redis.exceptions import (
 from redis.retry import Retry
 
 from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored, StoreUnavailable
-from .keys import PREFIX, game_keys, idem_key
+from .keys import PREFIX, game_keys, idem_key, kept_key
 
 T = TypeVar("T")
 Client = redis.Redis | RedisCluster
@@ -251,6 +251,14 @@ class RedisStore(GameStore):
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
         name = idem_key(game_id, key, self._prefix)
         return self._run("idempotency", lambda client: client.get(name))
+
+    def cached(self, game_id: str, name: str) -> bytes | None:
+        key = kept_key(game_id, name, self._prefix)
+        return self._run("load", lambda client: client.get(key))
+
+    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
+        key = kept_key(game_id, name, self._prefix)
+        self._run("keep", lambda client: client.set(key, value, ex=ttl))
 
     def ping(self) -> None:
         self._run("ping", lambda client: client.ping())

@@ -210,3 +210,17 @@ def test_every_map_plays_within_the_contract(api, map_id: str) -> None:
     svg = api.client.get(f"/v1/games/{game['game_id']}/board.svg")
     assert svg.status_code == 200
     assert api.client.get(f"/v1/maps/{map_id}").status_code == 200
+
+
+def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:
+    game = api.create()
+    game_id, seat = game["game_id"], game["active_seat"]
+    url = f"/v1/games/{game_id}/legal-moves?seat={seat}"
+    first = api.client.get(url)
+    again = api.client.get(url)
+    assert first.get_data() == again.get_data()  # the second is the kept answer
+    assert first.get_json()["version"] == 0 and first.get_json()["moves"][0]["type"] == "issue_shares"
+    token = game["seats"][seat]["token"]
+    assert api.move(game_id, token, {"type": "issue_shares", "count": 0}).status_code == 200
+    after = api.client.get(url).get_json()
+    assert after["version"] == 1 and after["moves"] == []  # not the kept answer of version 0

@@ -115,3 +115,13 @@ def test_kill_and_restart_keeps_every_committed_move(durable_redis) -> None:
         ).outcome
         is Outcome.APPLIED
     )
+
+
+def test_kept_values_share_the_games_hash_tag_and_expire(redis_server, redis_url: str) -> None:
+    store = RedisStore(redis_url)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    store.keep("abc", "legal:0:1", b"moves", ttl=30)
+    with redis_server.client() as client:
+        assert client.ttl("aos:v1:{game:abc}:kept:legal:0:1") in range(25, 31)
+        keys = client.keys("*")
+    assert len({key_slot(k) for k in keys}) == 1

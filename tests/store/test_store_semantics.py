@@ -140,3 +140,25 @@ def test_create_with_a_log(store: GameStore) -> None:
     assert store.history("imp") == log
     assert store.load("imp", with_view=True).view == b"v"
     assert commit(store, 2500, 2501, game_id="imp").version == 2501
+
+
+def test_kept_values_are_read_back_until_they_lapse(store: GameStore) -> None:
+    create(store)
+    assert store.cached("g1", "legal:0:1") is None
+    store.keep("g1", "legal:0:1", b"moves", ttl=60)
+    assert store.cached("g1", "legal:0:1") == b"moves"
+    assert store.cached("g1", "legal:0:2") is None
+    assert store.cached("g2", "legal:0:1") is None
+
+
+def test_memory_store_lets_kept_values_and_request_keys_lapse_and_sweeps_them() -> None:
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    create(store)
+    store.keep("g1", "legal:0:0", b"x", ttl=10)
+    for n in range(1, 1100):
+        commit(store, n - 1, n, idem=IdemRecord(f"request-{n}", b"r", 5))
+        now[0] += 1
+    assert store.cached("g1", "legal:0:0") is None
+    # Each request's own key lapses after 5 s and the sweep drops it: a handful remain, not 1099.
+    assert len(store._idem) < 1024
