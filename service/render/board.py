@@ -141,7 +141,8 @@ def board_svg(view: dict, map_info: dict) -> str:
             label = f"{city['new_city']} {label}".strip()
         out.append(
             f'<text x="{cx:.1f}" y="{cy - 8:.1f}" font-size="8" text-anchor="middle" '
-            f'fill="#ffffff" stroke="#000000" stroke-width="0.3">{escape(label)}</text>'
+            f'font-weight="bold" fill="#ffffff" stroke="#000000" stroke-width="2" '
+            f'paint-order="stroke">{escape(label)}</text>'
         )
         goods = city["goods"]
         side, gap = 7.0, 1.5
