@@ -81,6 +81,56 @@ def _owner_colour(owner: int | None) -> str:
     return UNOWNED if owner is None else SEATS[owner % len(SEATS)]
 
 
+def _cubes(goods: list[str], cx: float, top: float) -> list[str]:
+    """A row of cubes centred on cx."""
+    side, gap = 7.0, 1.5
+    left = cx - (len(goods) * (side + gap) - gap) / 2
+    return [
+        f'<rect x="{left + i * (side + gap):.1f}" y="{top:.1f}" width="{side}" height="{side}" '
+        f'fill="{CUBE.get(colour, "#adb5bd")}" stroke="#ffffff" stroke-width="0.8"/>'
+        for i, colour in enumerate(goods)
+    ]
+
+
+def _hex(d: dict) -> tuple[int, int]:
+    return d["q"], d["r"]
+
+
+def _map_features(board: dict, geometry: Geometry) -> list[str]:
+    """What a map adds to the board: Berlin's wall discs, Iraq's oil fields and their cubes,
+    Holland's closed polders and windmills (from the view's board features)."""
+    centres = geometry.centres
+    out: list[str] = []
+    polders = board.get("polders")
+    if polders and not polders["open"]:
+        for h in polders["hexes"]:
+            if _hex(h) in centres:
+                out.append(f'<polygon points="{geometry.polygon(centres[_hex(h)])}" fill="#495057" '
+                           'fill-opacity="0.35"><title>closed until round '
+                           f'{polders["open_from_round"]}</title></polygon>')
+    for disc in (board.get("wall") or {}).get("discs", []):
+        a, b = _hex(disc["a"]), _hex(disc["b"])
+        if a not in centres:
+            continue
+        edge = NEIGHBOUR.index((b[0] - a[0], b[1] - a[1]))
+        (x1, y1), (x2, y2) = ((centres[a][0] + dx, centres[a][1] + dy)
+                              for dx, dy in (geometry.corners[edge - 1], geometry.corners[edge]))
+        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                   'stroke="#c92a2a" stroke-width="5" stroke-linecap="round"/>')
+    for field in board.get("oil_fields", []):
+        if _hex(field["hex"]) in centres:
+            cx, cy = centres[_hex(field["hex"])]
+            out.extend(_cubes(field["goods"][:6], cx, cy - 3))
+    for mill in board.get("windmills", []):
+        if _hex(mill["hex"]) in centres:
+            cx, cy = centres[_hex(mill["hex"])]
+            out.append(f'<text x="{cx:.1f}" y="{cy - 6:.1f}" font-size="14" text-anchor="middle">'
+                       "\u2723</text>")
+            if mill["color"]:
+                out.extend(_cubes([mill["color"]], cx, cy + 2))
+    return out
+
+
 def board_svg(view: dict, map_info: dict) -> str:
     geometry = Geometry(map_info["hexes"])
     centres = geometry.centres
@@ -144,15 +194,9 @@ def board_svg(view: dict, map_info: dict) -> str:
             f'font-weight="bold" fill="#ffffff" stroke="#000000" stroke-width="2" '
             f'paint-order="stroke">{escape(label)}</text>'
         )
-        goods = city["goods"]
-        side, gap = 7.0, 1.5
-        left = cx - (len(goods) * (side + gap) - gap) / 2
-        for i, colour in enumerate(goods):
-            out.append(
-                f'<rect x="{left + i * (side + gap):.1f}" y="{cy + 2:.1f}" width="{side}" '
-                f'height="{side}" fill="{CUBE.get(colour, "#adb5bd")}" stroke="#ffffff" '
-                'stroke-width="0.8"/>'
-            )
+        out.extend(_cubes(city["goods"], cx, cy + 2))
+
+    out.extend(_map_features(board, geometry))
 
     y = height - LEGEND_HEIGHT + 6
     x = MARGIN
