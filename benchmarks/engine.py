@@ -1,6 +1,6 @@
 """The engine's speed, in process: random playouts, and legal_moves in mid-game turns.
 
-    python -m benchmarks.engine [--map rust_belt] [--players 4] [--games 20] [--seed 1]
+    python -m benchmarks.engine [--map rust_belt] [--players 4] [--games 20] [--seed 1] [--cash N]
 
 Prints games/s and moves/s of whole random games, the p50/p99 time of legal_moves in the
 build and move-goods turns of the middle rounds, and the state's size. Every time is also given
@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--cash", type=int, default=None,
+                        help="start every player with this cash, so random games last every round")
     args = parser.parse_args()
 
     chooser = random.Random(args.seed)
@@ -51,6 +53,8 @@ def main() -> None:
     started = time.perf_counter()
     for g in range(args.games):
         state = game.new_game(args.map, [f"P{i}" for i in range(args.players)], f"bench-{g}")
+        for p in state["players"]:
+            p["cash"] = p["cash"] if args.cash is None else args.cash
         player = RandomPlayer(chooser)
         while not game.is_finished(state):
             seat = game.active_seat(state)
