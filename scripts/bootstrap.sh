@@ -9,7 +9,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 apt_install() {
   echo "bootstrap: installing $* from Debian's packages" >&2
   as_root apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
 command -v python3 >/dev/null || apt_install python3 python3-venv python3-pip

@@ -374,9 +374,8 @@ def test_the_readme_games_run(
 
 
 def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
-    tools = {name: shutil.which(name) for name in ("bash", "curl", "jq", "python3")}
-    if not all(tools.values()):
-        pytest.skip(f"the walk-through needs {', '.join(n for n, p in tools.items() if not p)}")
+    missing = [name for name in ("bash", "curl", "jq", "python3") if not shutil.which(name)]
+    assert not missing, f"the walk-through needs {missing} (./test.sh installs them)"
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## For frontend developers") : text.index("## For bot authors")]
     script = "set -euo pipefail\n" + "\n".join(re.findall(r"```sh\n(.*?)```", section, re.S))
