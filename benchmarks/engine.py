@@ -18,7 +18,7 @@ import time
 import orjson
 
 from service.engine import game
-from service.engine.playout import RandomPlayer
+from service.engine.playout import EngineClock, play_random_game
 from service.engine.state import copy_state
 
 
@@ -48,26 +48,25 @@ def main() -> None:
 
     chooser = random.Random(args.seed)
     samples: dict[str, list[tuple[dict, int]]] = {"build": [], "move_goods": []}
+
+    def keep_sample(before: dict, seat: int, *_: object) -> None:
+        if before["phase"] in samples and before["round"] >= 2:
+            samples[before["phase"]].append((before, seat))
+
+    clock = EngineClock()
     moves = 0
     rounds = []
     started = time.perf_counter()
     for g in range(args.games):
-        state = game.new_game(args.map, [f"P{i}" for i in range(args.players)], f"bench-{g}")
-        for p in state["players"]:
-            p["cash"] = p["cash"] if args.cash is None else args.cash
-        player = RandomPlayer(chooser)
-        while not game.is_finished(state):
-            seat = game.active_seat(state)
-            options = game.legal_moves(state, seat)
-            if state["phase"] in samples and state["round"] >= 2:
-                samples[state["phase"]].append((state, seat))
-            state, _ = game.apply(state, seat, player.choose(state, seat, options))
-            moves += 1
+        state, made = play_random_game(args.map, args.players, f"bench-{g}", chooser,
+                                       on_move=keep_sample, clock=clock, cash=args.cash)
+        moves += made
         rounds.append(state["round"])
     elapsed = time.perf_counter() - started
     print(f"playout  map={args.map} players={args.players} games={args.games} "
-          f"games/s={args.games / elapsed:.2f} moves/s={moves / elapsed:.0f} "
-          f"(random player with its own look-ahead; mean last round {statistics.mean(rounds):.1f})")
+          f"games/s={args.games / elapsed:.2f} moves/s={moves / elapsed:.0f}; engine alone "
+          f"games/s={args.games / clock.seconds:.2f} moves/s={moves / clock.seconds:.0f} "
+          f"(mean last round {statistics.mean(rounds):.1f})")
 
     for phase, found in samples.items():
         if not found:
