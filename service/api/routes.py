@@ -161,6 +161,7 @@ def apply_move(game_id: str) -> Response:
 
 @bp.post("/games/<game_id>/moves/validate")
 def validate_move(game_id: str) -> Response:
+    idempotency_key()  # checked like on every POST, then unused: a dry run changes nothing
     header = request.headers.get("Authorization")
     game_id = game_id_of(game_id)
     token = None
