@@ -8,7 +8,6 @@ from __future__ import annotations
 Hex = tuple[int, int]
 
 DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
-EDGE_NAMES = ("N", "NE", "SE", "S", "SW", "NW")
 
 
 def neighbour(h: Hex, edge: int) -> Hex:
@@ -18,20 +17,6 @@ def neighbour(h: Hex, edge: int) -> Hex:
 
 def opposite(edge: int) -> int:
     return (edge + 3) % 6
-
-
-def edge_between(a: Hex, b: Hex) -> int | None:
-    """The edge of `a` that `b` lies across, or None when they are not adjacent."""
-    delta = (b[0] - a[0], b[1] - a[1])
-    try:
-        return DIRECTIONS.index(delta)
-    except ValueError:
-        return None
-
-
-def distance(a: Hex, b: Hex) -> int:
-    dq, dr = a[0] - b[0], a[1] - b[1]
-    return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
 
 
 def key(h: Hex) -> str:
@@ -46,7 +31,3 @@ def parse_key(k: str) -> Hex:
 
 def as_dict(h: Hex) -> dict:
     return {"q": h[0], "r": h[1]}
-
-
-def from_dict(d: dict) -> Hex:
-    return (d["q"], d["r"])

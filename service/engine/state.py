@@ -27,10 +27,6 @@ def copy_state(state: dict) -> dict:
     return orjson.loads(orjson.dumps(state))
 
 
-def dumps(state: dict) -> bytes:
-    return orjson.dumps(state)
-
-
 def roll_die(state: dict) -> int:
     state["rng"], value = rng.below(state["rng"], 6)
     return value + 1

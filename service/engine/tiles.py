@@ -83,10 +83,6 @@ def initial_supply() -> dict[str, int]:
     return supply
 
 
-def total_tiles() -> int:
-    return sum(t["count"] for t in _DATA["track_tiles"] + _DATA["town_tiles"])
-
-
 def track_shape(tracks: frozenset[Track]) -> TrackShape | None:
     return TRACK_SHAPES.get(tracks)
 
@@ -101,9 +97,3 @@ def town_tile_from_supply(shape: TownShape, supply: dict[str, int]) -> str | Non
         if supply.get(tile, 0) > 0:
             return tile
     return None
-
-
-def crosses(a: Track, b: Track) -> bool:
-    """Whether two tracks on one hex cross (their edges interleave round the hex)."""
-    inside = a[0] < b[0] < a[1]
-    return inside != (a[0] < b[1] < a[1])
