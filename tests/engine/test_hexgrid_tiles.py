@@ -45,3 +45,24 @@ def test_every_map_loads_with_its_cities_towns_and_display():
     rust_belt = load_map("rust_belt")
     assert rust_belt.cities[rust_belt.column_city["dark-5"]].name == "Pittsburgh"
     assert rust_belt.cities[rust_belt.column_city["dark-5"]].starting_cubes == 3
+
+
+def test_a_broken_map_file_is_refused_on_load():
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    from service.engine.maps.loader import MapFormatError, parse_map
+
+    path = Path(__file__).parents[2] / "service" / "engine" / "maps" / "rust_belt.json"
+    raw = json.loads(path.read_text())
+    assert parse_map("rust_belt", raw).name == load_map("rust_belt").name
+    city = next(h for h in raw["hexes"] if h["terrain"] == "city")
+    city["city"]["colors"] = ["green"]
+    with pytest.raises(MapFormatError, match="bad colour"):
+        parse_map("rust_belt", raw)
+    raw = json.loads(path.read_text())
+    raw["hexes"].append(dict(raw["hexes"][0]))
+    with pytest.raises(MapFormatError, match="listed twice"):
+        parse_map("rust_belt", raw)

@@ -83,7 +83,11 @@ def _check(cond: bool, map_id: str, what: str) -> None:
 def load_map(map_id: str) -> MapData:
     if map_id not in MAP_IDS:
         raise SetupError("UNKNOWN_MAP", f"no map {map_id!r}; maps: {', '.join(MAP_IDS)}")
-    raw = json.loads(_path(map_id).read_text(encoding="utf-8"))
+    return parse_map(map_id, json.loads(_path(map_id).read_text(encoding="utf-8")))
+
+
+def parse_map(map_id: str, raw: dict) -> MapData:
+    """Checks one map file's data and indexes it; MapFormatError names what is wrong."""
     _check(raw.get("format") == "aos-map-json/1", map_id, "format is not aos-map-json/1")
     _check(raw.get("id") == map_id, map_id, "id does not match the file name")
 
