@@ -8,6 +8,8 @@ The fixtures name real Rust Belt hexes. The chain used most:
 
 from __future__ import annotations
 
+import random
+
 from service.engine import game, tiles
 from service.engine.hexgrid import Hex, as_dict
 from service.engine.variants import rules_for
@@ -111,3 +113,22 @@ def deliver_move(start: Hex, colour: str, link_ids: list[str], toward: Hex | Non
     if toward is not None:
         move["toward"] = as_dict(toward)
     return move
+
+
+def funded_decisions(map_id: str, players: int, seed: int, phase: str,
+                     game_seed: str) -> list[tuple[dict, int]]:
+    """Every decision of `phase` (with the deciding seat) in one random game from `game_seed`
+    whose players start with $300, so that it lasts every round; `seed` drives the players."""
+    from service.engine.playout import RandomPlayer
+
+    state = game.new_game(map_id, [f"P{i}" for i in range(players)], game_seed)
+    for p in state["players"]:
+        p["cash"] = 300
+    player, found = RandomPlayer(random.Random(seed)), []
+    while not game.is_finished(state):
+        seat = game.active_seat(state)
+        options = game.legal_moves(state, seat)
+        if state["phase"] == phase:
+            found.append((state, seat))
+        state, _ = game.apply(state, seat, player.choose(state, seat, options))
+    return found

@@ -7,29 +7,19 @@ the listed ones."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from service.engine import game, tiles
 from service.engine.errors import IllegalMove
 from service.engine.phases.build import plan_build
-from service.engine.playout import RandomPlayer
 from service.engine.variants import rules_for
+from tests.engine.board import funded_decisions
 
 
 def build_turns(map_id: str, seed: int, wanted: int) -> list[tuple[dict, int]]:
-    """Build decisions met in one funded random game, spread over its rounds."""
-    state = game.new_game(map_id, ["A", "B", "C", "D"][: 3 if map_id == "holland" else 4], f"x{seed}")
-    for p in state["players"]:
-        p["cash"] = 300
-    player, found = RandomPlayer(random.Random(seed)), []
-    while not game.is_finished(state):
-        seat = game.active_seat(state)
-        options = game.legal_moves(state, seat)
-        if state["phase"] == "build" and state["build"]["tiles_left"] > 0:
-            found.append((state, seat))
-        state, _ = game.apply(state, seat, player.choose(state, seat, options))
+    """Build decisions with a tile left, spread over one funded random game."""
+    found = [(s, seat) for s, seat in funded_decisions(map_id, 3 if map_id == "holland" else 4, seed,
+                                                       "build", f"x{seed}") if s["build"]["tiles_left"] > 0]
     step = max(1, len(found) // wanted)
     return found[::step][:wanted]
 

@@ -17,21 +17,14 @@ from service.engine import game
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import as_dict, parse_key
 from service.engine.phases.move_goods import LinkGraph, check_delivery
-from service.engine.playout import RandomPlayer
 from service.engine.variants import rules_for
+from tests.engine.board import funded_decisions
 
 
 def move_turns(map_id: str, seed: int, wanted: int) -> list[tuple[dict, int]]:
-    state = game.new_game(map_id, ["A", "B", "C"], f"d{seed}")
-    for p in state["players"]:
-        p["cash"] = 300
-    player, found = RandomPlayer(random.Random(seed)), []
-    while not game.is_finished(state):
-        seat = game.active_seat(state)
-        options = game.legal_moves(state, seat)
-        if state["phase"] == "move_goods" and state["round"] >= 3:
-            found.append((state, seat))
-        state, _ = game.apply(state, seat, player.choose(state, seat, options))
+    """Move-goods decisions from round 3 on, spread over one funded random game."""
+    found = [(s, seat) for s, seat in funded_decisions(map_id, 3, seed, "move_goods", f"d{seed}")
+             if s["round"] >= 3]
     step = max(1, len(found) // wanted)
     return found[::step][:wanted]
 

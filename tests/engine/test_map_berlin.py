@@ -23,7 +23,7 @@ from service.engine.state import cubes_in_play
 from service.engine.variants import rules_for
 from tests.engine.board import build_move as build
 from tests.engine.board import deliver_move as deliver
-from tests.engine.board import key, lay
+from tests.engine.board import key, lay, link_between
 from tests.engine.helpers import events_of, game_at, illegal, new, play, play_events, skip_to
 from tests.engine.test_random_play import play_checked
 
@@ -47,18 +47,9 @@ def h(x) -> dict:
     return as_dict(x)
 
 
-
-
-
-
 def remove_wall(edge: dict) -> dict:
     return {"type": "remove_wall", "edge": edge}
 
-
-def link_between(state: dict, a, b) -> str:
-    ids = [r.link_id for r in rules_for(MAP).network(state).links() if set(r.stops) == {a, b}]
-    assert len(ids) == 1, f"{len(ids)} links between {a} and {b}"
-    return ids[0]
 
 
 def builder(seat: int = 0, actions: dict | None = None, cash: int = 50) -> dict:

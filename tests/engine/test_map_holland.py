@@ -40,8 +40,6 @@ VIA_POLDERS = [((4, 11), [[0, 3]]), ((4, 12), [[0, 2]]), ((5, 12), [[1, 5]])]
 TOTAL_CUBES = 96
 
 
-
-
 def hx(h) -> dict:
     return {"q": h[0], "r": h[1]}
 
@@ -212,8 +210,6 @@ def mover(cube: str = "red", loco: int = 2, track: list | None = None) -> dict:
     else:
         lay(state, track, owner=1)
     return state
-
-
 
 
 def windmill_moves(state: dict) -> list[dict]:

@@ -55,12 +55,6 @@ def h(x) -> dict:
     return as_dict(x)
 
 
-
-
-
-
-
-
 def builder(seat: int = 0, actions: dict | None = None, cash: int = 50) -> dict:
     """A 3-player Iraq game in Build with `seat` first (First Build) and `cash`."""
     taken = {"first_build": seat, **(actions or {})}

@@ -30,8 +30,6 @@ FIANARANTSOA, TOLANARO = (5, 10), (1, 14)
 ANTSIRAHE, ANTANANARIVO = (8, 9), (10, 9)  # both red; (9, 9) lies between them
 
 
-
-
 def lock_round(state: dict, dice: list[int], double_disc: str | None) -> tuple[dict, list]:
     """Runs the round-start locking with these dice, counting from `double_disc`."""
     state["actions"]["locked"] = []

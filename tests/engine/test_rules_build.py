@@ -21,8 +21,6 @@ def build_turn(seat: int = 0, cash: int = 50, actions: dict | None = None, playe
     return game_at("build", players, actions=taken, seats={seat: {"cash": cash}})
 
 
-
-
 def reopen_turn(state: dict, seat: int = 0) -> dict:
     """Makes the seat's build turn start afresh on this board (its next build turn)."""
     from service.engine.phases import build as phase

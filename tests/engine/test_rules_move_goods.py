@@ -31,8 +31,6 @@ def mover(loco: int = 3, seat: int = 0, players: int = 3, cubes: dict | None = N
     return state
 
 
-
-
 def chain_links(state: dict, count: int = 3) -> list[str]:
     """The ids of the first `count` links of the chain, from Chicago."""
     stops = [CHICAGO, MICHIGAN_CITY, FORT_WAYNE, CINCINNATI, INDIANAPOLIS, EVANSVILLE]
