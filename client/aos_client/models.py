@@ -440,7 +440,8 @@ class GameView(_Model):
     build: BuildView | None
     move_goods: MoveGoodsView | None
     production: ProductionView | None
-    # Each column's squares, top to bottom; `null` is an empty square.
+    # Each column in play, its squares top to bottom; `null` is an empty square. A new-city column
+    # the map takes out of the game (Holland's `E`) is absent.
     goods_display: dict[str, list[Colour | None]]
     # Cubes left in the bag, by colour.
     bag: dict[str, int]

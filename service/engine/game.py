@@ -118,11 +118,15 @@ def _check_options(rules, options: dict) -> dict:
 
 
 def _fill_display(state: dict, rules) -> None:
-    """Fills the display a row at a time, left to right: number columns, then new-city columns."""
+    """Fills the display a row at a time, left to right: number columns, then new-city columns.
+
+    A new city the map takes out of the game has no column at all, so nothing (production,
+    growth, the view) can ever put a cube where no city will take it."""
     empty = rules.display_columns_left_empty(state)
+    letters = [c for c in NEW_CITY_COLUMNS if c not in rules.map.removed_new_cities]
     display = {c: [None] * R.NUMBER_SQUARES for c in NUMBER_COLUMNS}
-    display.update({c: [None] * R.NEW_CITY_SQUARES for c in NEW_CITY_COLUMNS})
-    for columns, rows in ((NUMBER_COLUMNS, R.NUMBER_SQUARES), (NEW_CITY_COLUMNS, R.NEW_CITY_SQUARES)):
+    display.update({c: [None] * R.NEW_CITY_SQUARES for c in letters})
+    for columns, rows in ((NUMBER_COLUMNS, R.NUMBER_SQUARES), (letters, R.NEW_CITY_SQUARES)):
         for row in range(rows):
             for column in columns:
                 if column not in empty:

@@ -19,11 +19,13 @@ from tests.engine.board import deliver_move as deliver
 from tests.engine.helpers import (
     decider,
     events_of,
+    finish_phase,
     game_at,
     illegal,
     new,
     play,
     play_events,
+    rng_for_dice,
     rules,
     skip_to,
 )
@@ -73,11 +75,73 @@ def test_two_goods_on_each_city_at_setup():
 def test_new_city_tile_e_yellow_is_removed():
     state = game_at("build", 4, map_id=MAP, actions={"urbanization": 0}, turn_order=[0, 1, 2, 3])
     assert "E" not in rules(state).new_city_letters()
-    assert state["display"]["E"] == [None, None]
+    assert "E" not in state["display"] and "E" not in game.view(state)["goods_display"]
     assert not any(m.get("new_city") == "E" for m in game.legal_moves(state, 0))
     with illegal("NEW_CITY_UNAVAILABLE"):
         play(state, 0, {"type": "urbanize", "hex": hx((6, 13)), "new_city": "E"})
     assert play(state, 0, {"type": "urbanize", "hex": hx((6, 13)), "new_city": "F"})
+
+
+def display_cubes(state: dict) -> int:
+    return sum(1 for column in state["display"].values() for c in column if c)
+
+
+def test_removed_new_city_has_no_display_column_at_setup():
+    # 12 number columns of 3 squares and the 7 new-city columns left (A-D, F-H) of 2, all full.
+    state = new(4, map_id=MAP)
+    assert sorted(c for c in state["display"] if len(c) == 1) == ["A", "B", "C", "D", "F", "G", "H"]
+    assert display_cubes(state) == 12 * 3 + 7 * 2 == 50
+    assert cubes_in_play(state) + sum(state["bag"].values()) == TOTAL_CUBES
+
+
+def test_production_with_the_display_full_returns_both_cubes_to_the_bag():
+    # Round 1: the display is full but for the removed E, so Production has nowhere to place
+    # (RULES.md decision 4): no decision, both drawn cubes go back to the bag, none is lost.
+    state = game_at("move_goods", 4, map_id=MAP, actions={"production": 0}, turn_order=[0, 1, 2, 3])
+    bag, in_play, shown = sum(state["bag"].values()), cubes_in_play(state), display_cubes(state)
+    assert shown == 50
+    events: list[dict] = []
+    after = skip_to(state, "issue_shares", round=2, events=events)
+    [drawn] = events_of(events, "production_drawn")
+    [production] = events_of(events, "production")
+    assert len(drawn["drawn"]) == 2
+    assert production["placements"] == [] and sorted(production["returned"]) == sorted(drawn["drawn"])
+    assert not any(e["type"] == "production" and e.get("seat") is None for e in events)
+    grown = sum(len(e["moved"]) for e in events_of(events, "goods_grown"))
+    assert display_cubes(after) == shown - grown  # production added none, growth moved `grown`
+    assert sum(after["bag"].values()) == bag
+    assert cubes_in_play(after) == in_play
+    assert "E" not in after["display"]
+
+
+def test_production_places_only_in_columns_in_play():
+    state = game_at("move_goods", 4, map_id=MAP, actions={"production": 0}, turn_order=[0, 1, 2, 3])
+    state["display"]["light-2"][0] = None  # one empty square; E is no square at all
+    state["bag"]["red"] += 1
+    state = finish_phase(state)
+    assert state["phase"] == "production"
+    moves = game.legal_moves(state, 0)
+    columns = {p["column"] for m in moves for p in m["placements"]}
+    assert columns == {"light-2"} and all(len(m["placements"]) == 1 for m in moves)
+    with illegal("BAD_PLACEMENT"):
+        play(state, 0, {"type": "produce", "placements": [{"color": c, "column": "E"}
+                                                          for c in state["production"]["drawn"]]})
+    bag = sum(state["bag"].values())
+    events: list[dict] = []
+    after = finish_phase(state, events)
+    [production] = events_of(events, "production")
+    assert len(production["placements"]) == 1 and len(production["returned"]) == 1
+    assert sum(after["bag"].values()) == bag + 1
+
+
+def test_growth_dice_of_dark_1_feed_no_removed_city():
+    # E sat beneath dark 1: a 1 on the dark side moves dark 1's top cube and no lettered one.
+    state = game_at("move_goods", 3, map_id=MAP)
+    state["rng"] = rng_for_dice([6, 6, 6], [1, 6, 6])
+    events: list[dict] = []
+    finish_phase(state, events)
+    dark = events_of(events, "goods_grown")[1]["moved"]
+    assert [m["column"] for m in dark] == ["dark-1", "dark-6", "dark-6"]
 
 
 def test_sea_is_impassable():

@@ -8,7 +8,11 @@ move-goods pass and the dice uses the rng when nobody holds Production.
 
 from __future__ import annotations
 
+import pytest
+
 from service.engine import game
+from service.engine.maps import load_map
+from service.engine.maps.loader import NEW_CITY_COLUMNS, NUMBER_COLUMNS
 
 from .helpers import (
     dice_from,
@@ -320,3 +324,15 @@ def test_growth_production_cubes_may_grow_the_same_round():
 def test_growth_rng_for_dice_helper_is_exact():
     r = rng_for_dice([3, 1, 4], [1, 5, 6])
     assert dice_from(r, 6)[0] == [3, 1, 4, 1, 5, 6]
+
+
+@pytest.mark.parametrize("map_id", game.MAP_IDS)
+def test_display_has_a_column_for_every_new_city_in_play_and_none_for_a_removed_one(map_id):
+    # Seed 003 takes Holland's yellow new city out of the game; no other map removes a column
+    # or a tile, and every map keeps all twelve number columns.
+    board = load_map(map_id)
+    state = game.new_game(map_id, ["Ann", "Bob", "Cat"], "columns")
+    letters = [c for c in NEW_CITY_COLUMNS if c not in board.removed_new_cities]
+    assert list(state["display"]) == [*NUMBER_COLUMNS, *letters]
+    assert list(game.view(state)["goods_display"]) == [*NUMBER_COLUMNS, *letters]
+    assert board.removed_new_cities == (frozenset({"E"}) if map_id == "holland" else frozenset())

@@ -132,7 +132,8 @@ def column_target(state: dict, rules, column: str):
 
 def roll_growth(state: dict, rules, events: list) -> None:
     dice_count = rules.growth_dice(state)
-    lettered_under = {t.column_under: t.letter for t in rules.map.new_city_tiles.values()}
+    lettered_under = {t.column_under: t.letter for t in rules.map.new_city_tiles.values()
+                      if t.letter in state["display"]}
     for side in ("light", "dark"):
         dice = [roll_die(state) for _ in range(dice_count)]
         events.append({"type": "dice_rolled", "side": side, "dice": dice})

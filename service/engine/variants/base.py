@@ -38,7 +38,8 @@ class Rules:
         return table[players]
 
     def display_columns_left_empty(self, state: dict) -> set[str]:
-        return {letter for letter in self.map.removed_new_cities}
+        """Display columns in play that start the game without cubes."""
+        return set()
 
     def setup_before_draws(self, state: dict, events: list) -> None:
         """Map-specific setup before the display and cities are filled from the bag (Iraq's oil
