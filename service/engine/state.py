@@ -7,7 +7,8 @@ Layout (keys in hex form "q,r"):
   start_players, players [{name, cash, income, shares, loco, action, eliminated}]
   turn_order [seat], pass_holder (seat holding this auction's Turn Order pass, or None)
   actions {taken: {id: seat}, locked: [id]}, auction, build, move_goods, production
-  display {column in play: [colour|None]} (no column for a new city the map removes), bag {colour: n}, cubes {hex: [colour]}
+  display {column in play: [colour|None]} (no column for a new city the map removes)
+  bag {colour: n}, cubes {hex: [colour]}
   new_cities {hex: letter}, track {hex: [[a, b, owner]]}, towns {hex: [[edge, owner]]}
   tiles {hex: tile id}, supply {tile id: n}, scores, variant (the map's own data)
 """
