@@ -825,14 +825,21 @@ class HistoryEntry(_Model):
         ("move", "move", True),
         ("events", "events", True),
         ("version", "version", True),
+        ("at", "at", True),
+        ("by", "by", False),
     )
-    _REQUIRED = ("index", "seat", "move", "events", "version")
+    _REQUIRED = ("index", "seat", "move", "events", "version", "at")
 
     index: int
     seat: Seat
     move: Move
     events: list[Event]
     version: Version
+    # When this version was committed (RFC 3339, UTC, milliseconds).
+    at: str
+    # Present when the server made this move for the seat: by the seat's programmed orders, or by
+    # its clock running out.
+    by: Literal["orders", "clock"] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -843,6 +850,8 @@ class HistoryEntry(_Model):
             move=Move.from_dict(d["move"]),
             events=_list_of(Event.from_dict)(d["events"]),
             version=d["version"],
+            at=d["at"],
+            by=d.get("by"),
             extra=_extra(d, cls._FIELDS),
         )
 

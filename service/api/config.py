@@ -12,6 +12,7 @@ class Settings:
     game_ttl: int = 30 * 24 * 3600  # an idle game expires this long after its last move
     finished_ttl: int = 7 * 24 * 3600  # a finished game, this long after its last move
     idempotency_ttl: int = 24 * 3600
+    create_retry_ttl: int = 600  # a create's Idempotency-Key record: a retry window, kept short
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
@@ -24,5 +25,6 @@ class Settings:
             "game_ttl": "AOS_GAME_TTL",
             "finished_ttl": "AOS_FINISHED_TTL",
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
+            "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
         }
         return cls(**{field: int(env[var]) for field, var in names.items() if var in env})

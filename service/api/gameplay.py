@@ -3,25 +3,29 @@ parse the request, this module decides, the routes shape the response."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import secrets
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import cache
 
 import orjson
 
 from service.engine import game
 from service.engine.errors import IllegalMove, SetupError
-from service.store import GameExists, GameStore, IdemRecord, Outcome, Stored
+from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
+from service.store.keys import SHARDS, shard_of
 
-from . import metrics, tokens
+from . import metrics, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
 
-CREATE_KEY = "create"
 SEP = b"\n"
+# An Idempotency-Key on a create stands for the seats' tokens (a retry shows them again), so it
+# must be a secret: long enough that it cannot be guessed. A UUID is 36 characters.
+MIN_CREATE_KEY_LENGTH = 16
 
 
 @dataclass(frozen=True)
@@ -119,67 +123,85 @@ class Games:
 
     def history(self, game_id: str) -> tuple[int, bytes]:
         version = self.version(game_id)
-        entries = self.store.history(game_id)
+        entries = self.store.history(game_id, 0, version)
         if entries is None:
             raise not_found(game_id)
-        return version, b"[" + b",".join(entries[:version]) + b"]"
+        return version, b"[" + b",".join(entries) + b"]"
 
     def record(self, game_id: str) -> tuple[int, dict]:
         stored = self.load(game_id)
         # The log only grows, and it grows with the version: its first `version` entries are
-        # exactly the moves that made the state just read.
-        entries = self.store.history(game_id) or []
-        moves = [orjson.loads(entry) for entry in entries[: stored.version]]
+        # exactly the versions that made the state just read.
+        entries = timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
         record = game.record_header(orjson.loads(stored.state))
-        record["moves"] = [{"seat": m["seat"], "move": m["move"]} for m in moves]
+        record["moves"] = [{"seat": e["seat"], "move": e["move"]} for e in timeline.in_effect(entries)]
         return stored.version, record
+
+    def view_at(self, game_id: str, version: int) -> bytes:
+        """The game view as it was at `version` (made again from the log when the game has
+        moved on since)."""
+        stored = self.load(game_id, with_view=True)
+        if stored.version == version:
+            return stored.view
+        entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
+        state = timeline.state_at(orjson.loads(stored.state), entries, version)
+        return orjson.dumps(full_view(state, game_id, version))
 
     # -- creating -----------------------------------------------------------------------------
 
     def create(self, body: dict, raw: object, idempotency_key: str | None) -> Created:
         """A new game from {map, players, seed?, options?} or {record}; `raw` is the body as
-        sent, for the idempotency fingerprint."""
+        sent, for the idempotency fingerprint.
+
+        Game ids are random. A create with an Idempotency-Key keeps a record under the key's
+        digest for a short while, in the shard its game is created in; the record names the game
+        and a salt, and the seats' tokens are derived from the key and the salt, so only a retry
+        that knows the key (the creator's) is shown them again."""
         fp = fingerprint(raw)
+        key = None
         if idempotency_key is not None:
-            game_id = _game_id_for(idempotency_key)
-            prior = self.store.idempotency_record(game_id, CREATE_KEY)
+            key = CreateKey.of(idempotency_key)
+            prior = self.store.create_record(key.shard, key.digest)
             if prior is not None:
-                return self._replay_create(game_id, prior, fp, idempotency_key)
+                replayed = self._replay_create(prior, fp, key)
+                if replayed is not None:
+                    return replayed
+                self.store.drop_create_record(key.shard, key.digest)  # its game is gone
         state, log = self._new_state(body)
         salt = secrets.token_hex(8)
-        ids = [game_id] if idempotency_key is not None else [_random_id() for _ in range(3)]
-        for game_id in ids:
-            seats, hashes = self._seats(game_id, state, idempotency_key, salt)
-            version = len(log)
+        version = len(log)
+        for _ in range(3):
+            game_id = _random_id(None if key is None else key.shard)
+            seats, hashes = self._seats(game_id, state, key, salt)
             view = full_view(state, game_id, version)
-            meta = orjson.dumps({"tokens": hashes})
-            public = {**view, "seats": [{k: s[k] for k in ("seat", "name")} for s in seats]}
-            idem = None
-            if idempotency_key is not None:
-                idem = IdemRecord(
-                    CREATE_KEY,
-                    SEP.join([fp, salt.encode(), orjson.dumps(public)]),
-                    self.settings.game_ttl,
-                )
+            record = None
+            if key is not None:
+                value = SEP.join([fp, salt.encode(), game_id.encode(), str(version).encode()])
+                record = CreateRecord(key.digest, value, self._create_retry_ttl())
             try:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=meta,
+                    meta=orjson.dumps({"tokens": hashes}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
-                    idem=idem,
                     log=log,
+                    record=record,
                 )
             except GameExists:
-                if idempotency_key is not None:
-                    raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key created a game already") from None
-                continue
-            if prior is not None:
-                return self._replay_create(game_id, prior, fp, idempotency_key)
+                continue  # 72 random bits taken: pick again
+            if prior is not None:  # a retry of this create got in first
+                replayed = self._replay_create(prior, fp, key)
+                if replayed is None:
+                    raise ApiError(503, "STORE_UNAVAILABLE", "the create's record names no game; retry")
+                return replayed
             metrics.GAMES_CREATED.labels(map=state["map"]).inc()
             return Created(game_id, orjson.dumps({**view, "seats": seats}))
         raise ApiError(503, "STORE_UNAVAILABLE", "could not find a free game id")
+
+    def _create_retry_ttl(self) -> int:
+        # A record never outlives its game, so a retry never points at a game that is gone.
+        return min(self.settings.create_retry_ttl, self.settings.game_ttl, self.settings.finished_ttl)
 
     def _new_state(self, body: dict) -> tuple[dict, list[bytes]]:
         if "record" in body:
@@ -215,37 +237,41 @@ class Games:
         log = []
         for index, entry in enumerate(record["moves"]):
             try:
-                state, events = game.apply(state, entry["seat"], entry["move"])
+                state, events = timeline.apply_entry(state, entry["seat"], entry["move"])
             except IllegalMove as exc:
                 raise illegal(exc, index=index) from None
-            log.append(_log_entry(index, entry["seat"], entry["move"], events))
+            log.append(log_entry(index, entry["seat"], entry["move"], events))
         return state, log
 
     def _seats(
-        self, game_id: str, state: dict, idempotency_key: str | None, salt: str
+        self, game_id: str, state: dict, key: CreateKey | None, salt: str
     ) -> tuple[list[dict], list[str]]:
         seats, hashes = [], []
         for player in game.view(state)["players"]:
             seat = player["seat"]
-            secret = (
-                tokens.derived_secret(idempotency_key, salt, seat)
-                if idempotency_key is not None
-                else tokens.new_secret()
-            )
+            secret = tokens.derived_secret(key.secret, salt, seat) if key is not None else tokens.new_secret()
             token = tokens.make_token(game_id, seat, secret)
             seats.append({"seat": seat, "name": player["name"], "token": token})
             hashes.append(tokens.digest(token))
         return seats, hashes
 
-    def _replay_create(self, game_id: str, prior: bytes, fp: bytes, key: str) -> Created:
-        prior_fp, salt, public = prior.split(SEP, 2)
+    def _replay_create(self, prior: bytes, fp: bytes, key: CreateKey) -> Created | None:
+        """The first answer to a create, for its retry; None when its game is gone."""
+        prior_fp, salt, game_id, version = prior.split(SEP, 3)
         if prior_fp != fp:
             raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another body")
-        body = orjson.loads(public)
-        for seat in body["seats"]:
-            secret = tokens.derived_secret(key, salt.decode(), seat["seat"])
-            seat["token"] = tokens.make_token(game_id, seat["seat"], secret)
-        return Created(game_id, orjson.dumps(body))
+        game_id = game_id.decode()
+        try:
+            view = orjson.loads(self.view_at(game_id, int(version)))
+        except ApiError as exc:
+            if exc.code == "GAME_NOT_FOUND":
+                return None
+            raise
+        seats = [{"seat": p["seat"], "name": p["name"],
+                  "token": tokens.make_token(game_id, p["seat"],
+                                             tokens.derived_secret(key.secret, salt.decode(), p["seat"]))}
+                 for p in view["players"]]
+        return Created(game_id, orjson.dumps({**view, "seats": seats}))
 
     # -- moving -------------------------------------------------------------------------------
 
@@ -270,7 +296,7 @@ class Games:
             idem_ttl = self.settings.idempotency_ttl
             prior = self.store.idempotency_record(game_id, idem_key)
             if prior is not None:
-                return _replay_move(prior, fp)
+                return self._replay_move(game_id, prior, fp)
         else:
             # The store retries a commit whose reply was lost; a key of this request's own lets
             # that retry find its first write instead of judging the move again and applying it
@@ -293,14 +319,16 @@ class Games:
                 raise illegal(exc) from None
             version = stored.version + 1
             view = orjson.dumps(full_view(state, game_id, version))
-            body = b'{"version":%d,"events":%b,"game":%b}' % (version, orjson.dumps(events), view)
-            idem = IdemRecord(idem_key, fp + SEP + body, idem_ttl)
+            body = moved_body(version, orjson.dumps(events), view)
+            # A retry needs only to know which version the move made: the answer is made again
+            # from the log (and the view at that version), so the record stays small.
+            idem = IdemRecord(idem_key, fp + SEP + str(version).encode(), idem_ttl)
             result = self.store.commit(
                 game_id,
                 expected_version=stored.version,
+                entries=[log_entry(stored.version, seat, move, events)],
                 state=orjson.dumps(state),
                 view=view,
-                log_entry=_log_entry(stored.version, seat, move, events),
                 ttl=self._ttl(state),
                 idem=idem,
             )
@@ -308,7 +336,7 @@ class Games:
                 metrics.MOVES_APPLIED.labels(map=state["map"], type=move["type"]).inc()
                 return Applied(version, body)
             if result.outcome is Outcome.REPLAYED:
-                return _replay_move(result.replay, fp)
+                return self._replay_move(game_id, result.replay, fp)
             if result.outcome is Outcome.MISSING:
                 raise not_found(game_id)
             # Another writer got in first: judge the move again against the game as it is now.
@@ -321,6 +349,18 @@ class Games:
             headers={"Retry-After": "1"},
         )
 
+    def _replay_move(self, game_id: str, prior: bytes, fp: bytes) -> Applied:
+        """The first answer to a move, for its retry with the same Idempotency-Key."""
+        prior_fp, version_text = prior.split(SEP, 1)
+        if prior_fp != fp:
+            raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another move")
+        version = int(version_text)
+        entry = (self.store.history(game_id, version - 1, version) or [None])[0]
+        if entry is None:
+            raise not_found(game_id)
+        events = orjson.loads(entry)["events"]
+        return Applied(version, moved_body(version, orjson.dumps(events), self.view_at(game_id, version)))
+
     def validate(self, state: dict, seat: int, move: dict) -> dict:
         return game.validate(state, seat, move)
 
@@ -328,24 +368,46 @@ class Games:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
 
-def _replay_move(prior: bytes, fp: bytes | None) -> Applied:
-    prior_fp, body = prior.split(SEP, 1)
-    if prior_fp != fp:
-        raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another move")
-    return Applied(orjson.loads(body)["version"], body)
+def moved_body(version: int, events: bytes, view: bytes) -> bytes:
+    """The answer to a change of a game: {version, events, game}."""
+    return b'{"version":%d,"events":%b,"game":%b}' % (version, events, view)
 
 
-def _log_entry(index: int, seat: int, move: dict, events: list) -> bytes:
-    entry = {"index": index, "seat": seat, "move": move, "events": events, "version": index + 1}
+def now_rfc3339() -> str:
+    return datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None) -> bytes:
+    """The log entry of version index + 1: who moved, what, what it did, and when."""
+    entry: dict = {"index": index, "seat": seat, "move": move, "events": events,
+                   "version": index + 1, "at": now_rfc3339()}
+    if by is not None:
+        entry["by"] = by
     return orjson.dumps(entry)
 
 
-def _random_id() -> str:
-    return secrets.token_urlsafe(12)
+@dataclass(frozen=True)
+class CreateKey:
+    """A create's Idempotency-Key: the secret its tokens are derived from, the digest its record
+    is kept under, and the shard the game goes in (the record's shard)."""
+
+    secret: str
+    digest: str
+    shard: int
+
+    @classmethod
+    def of(cls, key: str) -> CreateKey:
+        if len(key) < MIN_CREATE_KEY_LENGTH:
+            raise ApiError(400, "BAD_IDEMPOTENCY_KEY",
+                           f"an Idempotency-Key on a create stands for the seats' tokens: use a "
+                           f"secret of at least {MIN_CREATE_KEY_LENGTH} characters (e.g. a UUID)")
+        digest = hashlib.sha256(b"aos-create:" + key.encode()).hexdigest()
+        return cls(key, digest, int(digest[:8], 16) % SHARDS)
 
 
-def _game_id_for(idempotency_key: str) -> str:
-    # A create with a key always names the same game, so its idempotency record can live in
-    # the game's own hash slot and be written in the same atomic step as the game.
-    digest = hashlib.sha256(b"aos-create:" + idempotency_key.encode()).digest()
-    return base64.urlsafe_b64encode(digest[:12]).decode()
+def _random_id(shard: int | None) -> str:
+    """72 random bits; in the given shard when there is one (32 tries on average)."""
+    while True:
+        game_id = secrets.token_urlsafe(12)
+        if shard is None or shard_of(game_id) == shard:
+            return game_id

@@ -6,9 +6,11 @@ import os
 
 from .base import (
     CommitResult,
+    CreateRecord,
     GameExists,
     GameStore,
     IdemRecord,
+    OutboxItem,
     Outcome,
     Stored,
     StoreUnavailable,
@@ -18,10 +20,12 @@ from .redis_store import RedisStore
 
 __all__ = [
     "CommitResult",
+    "CreateRecord",
     "GameExists",
     "GameStore",
     "IdemRecord",
     "MemoryStore",
+    "OutboxItem",
     "Outcome",
     "RedisStore",
     "StoreUnavailable",

@@ -1,8 +1,13 @@
-"""The store interface: games as opaque bytes under an integer version, and their move logs.
+"""The store interface: games as opaque bytes under an integer version, and their logs.
 
 The store knows nothing of the rules or of HTTP. A game is a version, the engine's state, the
 API's metadata and the rendered view at that version (so a read of the view needs no decoding),
-plus an append-only log with one entry per applied move.
+plus an append-only log with one entry per version.
+
+Every change of a game is one compare-and-set (`commit`): it writes the new state and appends
+its log entries, and in the same atomic step queues what follows from it: an outbox entry for
+the background worker (archive, webhooks), the game's clock deadline, and a notice to whoever
+watches the game. So nothing a watcher, a webhook or the archive sees can disagree with the game.
 """
 
 from __future__ import annotations
@@ -16,9 +21,9 @@ from dataclasses import dataclass
 class StoreUnavailable(Exception):
     """The store cannot be reached or did not answer in time; nothing is known to have changed.
 
-    `op` names the store operation (`create`, `commit`, `load`, `history`, `idempotency`, `ping`)
-    and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the labels of the
-    aos_store_errors_total metric."""
+    `op` names the store operation (`create`, `commit`, `load`, `history`, `idempotency`, `ping`,
+    `outbox`, `clocks`) and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the
+    labels of the aos_store_errors_total metric."""
 
     def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
         super().__init__(message)
@@ -51,6 +56,16 @@ class IdemRecord:
     ttl: int
 
 
+@dataclass(frozen=True, slots=True)
+class CreateRecord:
+    """The record of a create made with an Idempotency-Key: kept under the key's digest in the
+    shard the game is created in (see keys.create_record_key), written with the game."""
+
+    digest: str
+    value: bytes
+    ttl: int
+
+
 class Outcome(enum.Enum):
     APPLIED = "applied"
     CONFLICT = "conflict"  # the game is no longer at the expected version
@@ -65,13 +80,37 @@ class CommitResult:
     replay: bytes | None = None  # the stored idempotency record when replayed
 
 
+@dataclass(frozen=True, slots=True)
+class OutboxItem:
+    """One change of a game, as the commit queued it for the background worker."""
+
+    id: str  # the stream entry's id, "<unix ms>-<seq>": unique and ordered within its shard
+    shard: int
+    game_id: str
+    version: int  # the game's version after the change
+    entries: list[bytes]  # the log entries the change appended, one per version
+    meta: bytes | None  # the game's metadata when the change wrote it (always on a create)
+    state: bytes | None  # the game's state, on a create only
+    created: bool
+
+    @property
+    def time_ms(self) -> int:
+        return int(self.id.split("-", 1)[0])
+
+
 class GameStore(ABC):
-    """Where games live. Every method raises StoreUnavailable when the backend is unreachable."""
+    """Where games live. Every method raises StoreUnavailable when the backend is unreachable.
+
+    Reads of a game extend its life: a game read within its expiry time is not dropped, though
+    the expiry is pushed back only now and then (when less than 90 % of it is left), so that
+    reads stay reads almost always."""
 
     kind: str
     # Called with (op, reason) for each retry of an operation that then succeeded; the API points
     # it at its metrics. The store itself knows nothing of metrics.
     on_retry: Callable[[str, str], None] = staticmethod(_ignore_retry)
+
+    # -- games ------------------------------------------------------------------------------
 
     @abstractmethod
     def create(
@@ -82,12 +121,22 @@ class GameStore(ABC):
         meta: bytes,
         view: bytes,
         ttl: int,
-        idem: IdemRecord | None = None,
         log: Sequence[bytes] = (),
+        record: CreateRecord | None = None,
+        deadline: float | None = None,
     ) -> bytes | None:
         """Store a new game whose version is the length of `log` (an imported game comes with
-        its moves). Returns None when created, or, if `idem.key` was used before, the record
-        stored with it (and writes nothing). Raises GameExists when the id is taken."""
+        its moves), queue it in the outbox, set its clock `deadline` (unix time) if any. Returns
+        None when created, or, if `record.digest` is taken in the game's shard, the value stored
+        with it (and writes nothing). Raises GameExists when the id is taken."""
+
+    @abstractmethod
+    def create_record(self, shard: int, digest: str) -> bytes | None:
+        """The value of a create's record in that shard, or None."""
+
+    @abstractmethod
+    def drop_create_record(self, shard: int, digest: str) -> None:
+        """Forget a create's record (its game is gone)."""
 
     @abstractmethod
     def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
@@ -107,19 +156,24 @@ class GameStore(ABC):
         game_id: str,
         *,
         expected_version: int,
-        state: bytes,
-        view: bytes,
-        log_entry: bytes,
         ttl: int,
+        entries: Sequence[bytes] = (),
+        state: bytes | None = None,
+        view: bytes | None = None,
+        meta: bytes | None = None,
+        deadline: float | None = None,
         idem: IdemRecord | None = None,
     ) -> CommitResult:
-        """Atomically: if the game is at `expected_version` (and `idem.key` is unused), store the
-        new state and view at expected_version + 1, append `log_entry` to the log, remember
-        `idem` and refresh the game's expiry to `ttl` seconds. All of it or none of it."""
+        """Atomically, if the game is at `expected_version` (and `idem.key` is unused): append
+        `entries` to the log (the version goes up by one per entry), store what is given of
+        state, view and meta, remember `idem`, refresh the game's expiry to `ttl` seconds, queue
+        the change in the outbox; and when the version moved, set the clock to `deadline` (unix
+        time; None: no clock) and notify the game's watchers. All of it or none of it."""
 
     @abstractmethod
-    def history(self, game_id: str) -> list[bytes] | None:
-        """Every log entry in order, or None when there is no such game."""
+    def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
+        """The log entries from index `start` up to (not including) `stop`, or None when there is
+        no such game. Entry i made version i + 1."""
 
     @abstractmethod
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
@@ -134,6 +188,32 @@ class GameStore(ABC):
     def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
         """Keeps a value derived from the game for `ttl` seconds. Its name must say which
         version it was derived from: nothing clears it when the game moves on."""
+
+    # -- what the worker takes from the commits -----------------------------------------------
+
+    @abstractmethod
+    def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
+        """Changes no consumer of `group` has taken yet, oldest first within each shard (up to
+        `count` per shard); each stays pending for this consumer until acknowledged. A group
+        that does not exist yet is created and starts from the oldest change kept."""
+
+    @abstractmethod
+    def outbox_claim(self, group: str, consumer: str, min_idle_ms: int, count: int = 100) -> list[OutboxItem]:
+        """Takes over changes another consumer of `group` took more than `min_idle_ms` ago and
+        never acknowledged (it died, or hangs)."""
+
+    @abstractmethod
+    def outbox_ack(self, group: str, items: Sequence[OutboxItem]) -> None:
+        """Marks changes as done for `group`."""
+
+    @abstractmethod
+    def outbox_backlog(self, group: str) -> int:
+        """Changes not yet acknowledged by `group`: not taken yet, or taken and pending."""
+
+    @abstractmethod
+    def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
+        """Games whose clock deadline is at or before `now`: (game id, deadline), earliest first
+        within each shard."""
 
     @abstractmethod
     def ping(self) -> None:

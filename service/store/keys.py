@@ -1,20 +1,66 @@
-"""Redis key names. One hash tag per game keeps all of a game's keys in one Cluster slot, which
-the Lua scripts need (every key a script touches must be in one slot)."""
+"""Redis key names.
+
+Games are spread over a fixed number of shards. Every key of a game, and the shard's own keys
+(its outbox stream, its clock set, its event channel, the records of creates), carry the shard's
+hash tag `{sNN}`, so they share one Cluster slot: one Lua script can change a game and queue
+what follows from the change (the outbox entry, the clock, the event) atomically, on one Redis or
+on a Redis Cluster alike. The background worker reads each shard's outbox and clocks.
+
+SHARDS is part of the key layout: changing it moves games to other keys, so it is fixed for the
+life of a deployment (the layout's namespace, `aos:v2`, would change with it).
+"""
 
 from __future__ import annotations
 
-PREFIX = "aos:v1"
+import zlib
+from dataclasses import dataclass
+
+PREFIX = "aos:v2"
+SHARDS = 32
 
 
-def game_keys(game_id: str, prefix: str = PREFIX) -> tuple[str, str]:
-    """The game's state hash and its move-log list."""
-    base = f"{prefix}:{{game:{game_id}}}"
-    return f"{base}:state", f"{base}:log"
+def shard_of(game_id: str) -> int:
+    """The shard a game's keys live in: a stable hash of its id."""
+    return zlib.crc32(game_id.encode()) % SHARDS
+
+
+def shard_tag(shard: int, prefix: str = PREFIX) -> str:
+    return f"{prefix}:{{s{shard:02d}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class GameKeys:
+    state: str  # hash: version, state, meta, view, ttl
+    log: str  # list: one entry per version
+    base: str  # prefix of the game's other keys (idempotency records, kept answers)
+
+
+def game_keys(game_id: str, prefix: str = PREFIX) -> GameKeys:
+    base = f"{shard_tag(shard_of(game_id), prefix)}:g:{game_id}"
+    return GameKeys(state=f"{base}:state", log=f"{base}:log", base=base)
 
 
 def idem_key(game_id: str, key: str, prefix: str = PREFIX) -> str:
-    return f"{prefix}:{{game:{game_id}}}:idem:{key}"
+    return f"{game_keys(game_id, prefix).base}:idem:{key}"
 
 
 def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
-    return f"{prefix}:{{game:{game_id}}}:kept:{name}"
+    return f"{game_keys(game_id, prefix).base}:kept:{name}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShardKeys:
+    outbox: str  # stream: one entry per change of a game (created, committed), for the worker
+    clocks: str  # sorted set: game id -> the unix time its active seat's clock runs out
+    events: str  # sharded pub/sub channel: "<game id> <version>" after every new version
+
+
+def shard_keys(shard: int, prefix: str = PREFIX) -> ShardKeys:
+    tag = shard_tag(shard, prefix)
+    return ShardKeys(outbox=f"{tag}:outbox", clocks=f"{tag}:clocks", events=f"{tag}:events")
+
+
+def create_record_key(shard: int, digest: str, prefix: str = PREFIX) -> str:
+    """Where a create's Idempotency-Key record lives: in the shard the game is created in, so
+    that the record and the game are written by one script."""
+    return f"{shard_tag(shard, prefix)}:create:{digest}"

@@ -1,14 +1,28 @@
 """MemoryStore: the embedded store for one process (local runs, tests). Same semantics as
-RedisStore, including expiry, behind one lock."""
+RedisStore, behind one lock: expiry (pushed back by reads), the outbox with consumer groups, the
+clocks, and in-process listeners in place of the event channel."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored
+from .base import (
+    CommitResult,
+    CreateRecord,
+    GameExists,
+    GameStore,
+    IdemRecord,
+    OutboxItem,
+    Outcome,
+    Stored,
+)
+from .keys import SHARDS, shard_of
+
+Listener = Callable[[str, int], None]
 
 
 @dataclass
@@ -17,6 +31,7 @@ class _Game:
     state: bytes
     meta: bytes
     view: bytes
+    ttl: int
     expires: float
     log: list[bytes] = field(default_factory=list)
 
@@ -49,33 +64,99 @@ class _Expiring:
         if self._writes % self.SWEEP_EVERY == 0:
             self._values = {k: v for k, v in self._values.items() if v[1] > now}
 
+    def delete(self, key: tuple[str, str]) -> None:
+        self._values.pop(key, None)
+
     def __len__(self) -> int:
         return len(self._values)
+
+
+@dataclass
+class _Group:
+    next: int = 0  # the absolute index in the shard's outbox of the next change to hand out
+    # the changes handed out and not acknowledged: id -> (consumer, when taken, the change)
+    pending: dict[str, tuple[str, float, OutboxItem]] = field(default_factory=dict)
+
+
+class _Outbox:
+    """One shard's stream of changes: ids like Redis stream ids, trimmed to `maxlen`."""
+
+    def __init__(self, shard: int, maxlen: int) -> None:
+        self.shard = shard
+        self.maxlen = maxlen
+        self.items: list[OutboxItem] = []
+        self.offset = 0  # the absolute index of items[0]
+        self.groups: dict[str, _Group] = {}
+        self._last_ms = 0
+        self._seq = 0
+
+    def next_id(self, now_ms: int) -> str:
+        if now_ms <= self._last_ms:
+            self._seq += 1
+        else:
+            self._last_ms, self._seq = now_ms, 0
+        return f"{self._last_ms}-{self._seq}"
+
+    def append(self, item: OutboxItem) -> None:
+        self.items.append(item)
+        if len(self.items) > self.maxlen:
+            drop = len(self.items) - self.maxlen
+            del self.items[:drop]
+            self.offset += drop
+
+    def group(self, name: str) -> _Group:
+        return self.groups.setdefault(name, _Group(next=self.offset))
 
 
 class MemoryStore(GameStore):
     kind = "memory"
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    SWEEP_EVERY = 1024  # operations between sweeps of expired games
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, outbox_maxlen: int = 100_000,
+                 wall_clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
+        self._wall = wall_clock
         self._lock = threading.Lock()
         self._games: dict[str, _Game] = {}
         self._idem = _Expiring(clock)
         self._kept = _Expiring(clock)
+        self._creates = _Expiring(clock)
+        self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
+        self._clocks: dict[str, float] = {}
+        self._listeners: list[Listener] = []
+        self._ops = itertools.count(1)
 
-    def _live(self, game_id: str) -> _Game | None:
+    # -- expiry -------------------------------------------------------------------------------
+
+    def _live(self, game_id: str, *, read: bool = False) -> _Game | None:
+        now = self._clock()
+        if next(self._ops) % self.SWEEP_EVERY == 0:
+            self._sweep(now)
         game = self._games.get(game_id)
-        if game is not None and game.expires <= self._clock():
-            del self._games[game_id]
+        if game is None:
             return None
+        if game.expires <= now:
+            self._drop(game_id)
+            return None
+        if read and game.expires - now < game.ttl * 0.9:
+            game.expires = now + game.ttl
         return game
 
-    def _idem_value(self, game_id: str, key: str) -> bytes | None:
-        return self._idem.get((game_id, key))
+    def _sweep(self, now: float) -> None:
+        for game_id in [g for g, game in self._games.items() if game.expires <= now]:
+            self._drop(game_id)
 
-    def _remember(self, game_id: str, idem: IdemRecord | None) -> None:
-        if idem is not None:
-            self._idem.set((game_id, idem.key), idem.value, idem.ttl)
+    def _drop(self, game_id: str) -> None:
+        del self._games[game_id]
+        self._clocks.pop(game_id, None)
+
+    def games_held(self) -> int:
+        """Games held, expired ones included until they are swept."""
+        with self._lock:
+            return len(self._games)
+
+    # -- games ------------------------------------------------------------------------------
 
     def create(
         self,
@@ -85,36 +166,50 @@ class MemoryStore(GameStore):
         meta: bytes,
         view: bytes,
         ttl: int,
-        idem: IdemRecord | None = None,
         log: Sequence[bytes] = (),
+        record: CreateRecord | None = None,
+        deadline: float | None = None,
     ) -> bytes | None:
+        shard = shard_of(game_id)
         with self._lock:
-            if idem is not None:
-                prior = self._idem_value(game_id, idem.key)
+            if record is not None:
+                prior = self._creates.get((str(shard), record.digest))
                 if prior is not None:
                     return prior
             if self._live(game_id) is not None:
                 raise GameExists(game_id)
             expires = self._clock() + ttl
-            self._games[game_id] = _Game(len(log), state, meta, view, expires, list(log))
-            self._remember(game_id, idem)
+            self._games[game_id] = _Game(len(log), state, meta, view, ttl, expires, list(log))
+            if record is not None:
+                self._creates.set((str(shard), record.digest), record.value, record.ttl)
+            if deadline is not None:
+                self._clocks[game_id] = deadline
+            self._queue(game_id, len(log), list(log), meta=meta, state=state, created=True)
             return None
+
+    def create_record(self, shard: int, digest: str) -> bytes | None:
+        with self._lock:
+            return self._creates.get((str(shard), digest))
+
+    def drop_create_record(self, shard: int, digest: str) -> None:
+        with self._lock:
+            self._creates.delete((str(shard), digest))
 
     def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
         with self._lock:
-            game = self._live(game_id)
+            game = self._live(game_id, read=True)
             if game is None:
                 return None
             return Stored(game.version, game.state, game.meta, game.view if with_view else None)
 
     def load_view(self, game_id: str) -> tuple[int, bytes] | None:
         with self._lock:
-            game = self._live(game_id)
+            game = self._live(game_id, read=True)
             return None if game is None else (game.version, game.view)
 
     def version(self, game_id: str) -> int | None:
         with self._lock:
-            game = self._live(game_id)
+            game = self._live(game_id, read=True)
             return None if game is None else game.version
 
     def commit(
@@ -122,10 +217,12 @@ class MemoryStore(GameStore):
         game_id: str,
         *,
         expected_version: int,
-        state: bytes,
-        view: bytes,
-        log_entry: bytes,
         ttl: int,
+        entries: Sequence[bytes] = (),
+        state: bytes | None = None,
+        view: bytes | None = None,
+        meta: bytes | None = None,
+        deadline: float | None = None,
         idem: IdemRecord | None = None,
     ) -> CommitResult:
         with self._lock:
@@ -133,26 +230,43 @@ class MemoryStore(GameStore):
             if game is None:
                 return CommitResult(Outcome.MISSING)
             if idem is not None:
-                prior = self._idem_value(game_id, idem.key)
+                prior = self._idem.get((game_id, idem.key))
                 if prior is not None:
                     return CommitResult(Outcome.REPLAYED, game.version, prior)
             if game.version != expected_version:
                 return CommitResult(Outcome.CONFLICT, game.version)
-            game.version += 1
-            game.state, game.view = state, view
-            game.log.append(log_entry)
-            game.expires = self._clock() + ttl
-            self._remember(game_id, idem)
-            return CommitResult(Outcome.APPLIED, game.version)
+            game.version += len(entries)
+            game.log.extend(entries)
+            if state is not None:
+                game.state = state
+            if view is not None:
+                game.view = view
+            if meta is not None:
+                game.meta = meta
+            game.ttl, game.expires = ttl, self._clock() + ttl
+            if idem is not None:
+                self._idem.set((game_id, idem.key), idem.value, idem.ttl)
+            if entries or meta is not None:
+                self._queue(game_id, game.version, list(entries), meta=meta)
+            if entries:
+                if deadline is None:
+                    self._clocks.pop(game_id, None)
+                else:
+                    self._clocks[game_id] = deadline
+            version, listeners = game.version, list(self._listeners)
+        if entries:
+            for listener in listeners:
+                listener(game_id, version)
+        return CommitResult(Outcome.APPLIED, version)
 
-    def history(self, game_id: str) -> list[bytes] | None:
+    def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         with self._lock:
-            game = self._live(game_id)
-            return None if game is None else list(game.log)
+            game = self._live(game_id, read=True)
+            return None if game is None else game.log[start:stop]
 
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
         with self._lock:
-            return self._idem_value(game_id, key)
+            return self._idem.get((game_id, key))
 
     def cached(self, game_id: str, name: str) -> bytes | None:
         with self._lock:
@@ -161,6 +275,77 @@ class MemoryStore(GameStore):
     def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
         with self._lock:
             self._kept.set((game_id, name), value, ttl)
+
+    # -- watchers: in process, in place of Redis's event channel ------------------------------
+
+    def add_listener(self, listener: Listener) -> Callable[[], None]:
+        """Calls `listener(game_id, version)` after every commit that makes a new version (from
+        the committing thread, outside the store's lock); returns a function that removes it."""
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+
+        return remove
+
+    # -- the outbox and the clocks ------------------------------------------------------------
+
+    def _queue(self, game_id: str, version: int, entries: list[bytes], *, meta: bytes | None,
+               state: bytes | None = None, created: bool = False) -> None:
+        outbox = self._outboxes[shard_of(game_id)]
+        item_id = outbox.next_id(int(self._wall() * 1000))
+        outbox.append(OutboxItem(id=item_id, shard=outbox.shard, game_id=game_id, version=version,
+                                 entries=entries, meta=meta, state=state, created=created))
+
+    def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
+        taken: list[OutboxItem] = []
+        with self._lock:
+            now = self._clock()
+            for outbox in self._outboxes:
+                state = outbox.group(group)
+                start = max(state.next, outbox.offset)
+                batch = outbox.items[start - outbox.offset:start - outbox.offset + count]
+                state.next = start + len(batch)
+                for item in batch:
+                    state.pending[item.id] = (consumer, now, item)
+                taken.extend(batch)
+        return taken
+
+    def outbox_claim(self, group: str, consumer: str, min_idle_ms: int, count: int = 100) -> list[OutboxItem]:
+        claimed: list[OutboxItem] = []
+        with self._lock:
+            now = self._clock()
+            for outbox in self._outboxes:
+                state = outbox.group(group)
+                stale = [(item_id, item) for item_id, (_, taken, item) in state.pending.items()
+                         if (now - taken) * 1000 >= min_idle_ms][:count]
+                for item_id, item in stale:
+                    state.pending[item_id] = (consumer, now, item)
+                    claimed.append(item)
+        return claimed
+
+    def outbox_ack(self, group: str, items: Sequence[OutboxItem]) -> None:
+        with self._lock:
+            for item in items:
+                self._outboxes[item.shard].group(group).pending.pop(item.id, None)
+
+    def outbox_backlog(self, group: str) -> int:
+        with self._lock:
+            total = 0
+            for outbox in self._outboxes:
+                state = outbox.group(group)
+                untaken = outbox.offset + len(outbox.items) - max(state.next, outbox.offset)
+                total += len(state.pending) + untaken
+            return total
+
+    def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
+        with self._lock:
+            due = sorted((deadline, game_id) for game_id, deadline in self._clocks.items()
+                         if deadline <= now)
+            return [(game_id, deadline) for deadline, game_id in due[: limit * SHARDS]]
 
     def ping(self) -> None:
         return None

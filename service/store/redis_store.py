@@ -1,8 +1,11 @@
 """RedisStore: games in Redis, written by Lua scripts so that every write is all or nothing.
 
-Per game: a hash `...:state` (version, state, meta, view), a list `...:log` (one entry per
-applied move) and short-lived strings `...:idem:<key>`; all share the hash tag `{game:<id>}`, so
-every script touches one Cluster slot and the same code runs on one Redis or a Redis Cluster.
+Per game: a hash `...:state` (version, state, meta, view, ttl), a list `...:log` (one entry per
+version) and short-lived strings `...:idem:<key>`; per shard: the outbox stream, the clock set
+and the event channel (keys.py). A game's keys and its shard's share one hash tag, so every
+script touches one Cluster slot and the same code runs on one Redis or a Redis Cluster. Log
+entries are JSON objects (no raw newlines), so the outbox carries a change's entries joined by
+newlines.
 
 REDIS_URL forms: `redis://[:password@]host:port/db` (or `rediss://` for TLS) for one Redis;
 `redis+cluster://[:password@]host:port` (or `rediss+cluster://`) for a Redis Cluster, naming any
@@ -29,11 +32,34 @@ from redis.exceptions import (
 )
 from redis.retry import Retry
 
-from .base import CommitResult, GameExists, GameStore, IdemRecord, Outcome, Stored, StoreUnavailable
-from .keys import PREFIX, game_keys, idem_key, kept_key
+from .base import (
+    CommitResult,
+    CreateRecord,
+    GameExists,
+    GameStore,
+    IdemRecord,
+    OutboxItem,
+    Outcome,
+    Stored,
+    StoreUnavailable,
+)
+from .keys import (
+    PREFIX,
+    SHARDS,
+    create_record_key,
+    game_keys,
+    idem_key,
+    kept_key,
+    shard_keys,
+    shard_of,
+)
 
 T = TypeVar("T")
 Client = redis.Redis | RedisCluster
+
+# Changes kept in each shard's outbox, at most (about: trimmed in whole blocks). The worker takes
+# them within seconds; this bounds the stream when no worker runs.
+OUTBOX_MAXLEN = 100_000
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
@@ -43,50 +69,100 @@ RETRYABLE = (redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAga
 # redis-py's cluster client raises these, which are not RedisErrors (e.g. no node reachable).
 FAILURES = (redis.RedisError, RedisClusterException)
 
-# KEYS: state, log[, idem]
-# ARGV: state, meta, view, ttl, idem value or '', idem ttl or 0, log entries...
+# Lua scripts. Each touches the keys of one game and of its shard, all under one hash tag.
+
+# KEYS: state, log, outbox, clocks[, create record]
+# ARGV: state, meta, view, ttl, game id, deadline or '', outbox maxlen, record value or '',
+#       record ttl or 0, log entries...
 _CREATE = """
-if KEYS[3] then
-  local prior = redis.call('GET', KEYS[3])
+if KEYS[5] then
+  local prior = redis.call('GET', KEYS[5])
   if prior then return {'replayed', prior} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
-local moves = #ARGV - 6
-redis.call('HSET', KEYS[1], 'version', moves, 'state', ARGV[1], 'meta', ARGV[2], 'view', ARGV[3])
+local first = 10
+local moves = #ARGV - first + 1
+redis.call('HSET', KEYS[1], 'version', moves, 'state', ARGV[1], 'meta', ARGV[2], 'view', ARGV[3],
+           'ttl', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
 redis.call('DEL', KEYS[2])
-for i = 7, #ARGV, 1000 do
+for i = first, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 if moves > 0 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[5], 'EX', ARGV[6]) end
+if KEYS[5] then redis.call('SET', KEYS[5], ARGV[8], 'EX', ARGV[9]) end
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5]) end
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[7], '*', 'g', ARGV[5], 'v', moves, 'c', '1',
+           's', ARGV[1], 'm', ARGV[2], 'e', table.concat(ARGV, '\\n', first, #ARGV))
 return {'created'}
 """
 
-# The compare-and-set of a move. KEYS: state, log[, idem]
-# ARGV: expected version, state, view, log entry, ttl[, idem value, idem ttl]
+# The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
+# ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
+#       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, log entries...
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'missing'} end
-if KEYS[3] then
-  local prior = redis.call('GET', KEYS[3])
+if KEYS[6] then
+  local prior = redis.call('GET', KEYS[6])
   if prior then return {'replayed', current, prior} end
 end
 if current ~= ARGV[1] then return {'conflict', current} end
-local version = tonumber(current) + 1
-redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2], 'view', ARGV[3])
-redis.call('RPUSH', KEYS[2], ARGV[4])
-redis.call('EXPIRE', KEYS[1], ARGV[5])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
-if KEYS[3] then redis.call('SET', KEYS[3], ARGV[6], 'EX', ARGV[7]) end
+local first = 12
+local n = tonumber(ARGV[4])
+local version = tonumber(current) + n
+redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
+if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[5]) end
+if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'view', ARGV[6]) end
+if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[7]) end
+for i = first, first + n - 1, 1000 do
+  redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, first + n - 1)))
+end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+if KEYS[6] then redis.call('SET', KEYS[6], ARGV[10], 'EX', ARGV[11]) end
+if n > 0 or ARGV[7] ~= '' then
+  local fields = {'g', ARGV[3], 'v', version}
+  if n > 0 then
+    table.insert(fields, 'e')
+    table.insert(fields, table.concat(ARGV, '\\n', first, first + n - 1))
+  end
+  if ARGV[7] ~= '' then
+    table.insert(fields, 'm')
+    table.insert(fields, ARGV[7])
+  end
+  redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', unpack(fields))
+end
+if n > 0 then
+  if ARGV[8] == '' then
+    redis.call('ZREM', KEYS[4], ARGV[3])
+  else
+    redis.call('ZADD', KEYS[4], ARGV[8], ARGV[3])
+  end
+  redis.call('SPUBLISH', KEYS[5], ARGV[3] .. ' ' .. version)
+end
 return {'applied', version}
 """
 
+# A read of a game's hash that pushes its expiry back when less than 90 % of it is left, so a
+# game that is read is not dropped. KEYS: state, log. ARGV: the fields (version first).
+_LOAD = """
+local values = redis.call('HMGET', KEYS[1], unpack(ARGV))
+if values[1] then
+  local ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0')
+  if ttl > 0 and redis.call('TTL', KEYS[1]) < ttl * 0.9 then
+    redis.call('EXPIRE', KEYS[1], ttl)
+    redis.call('EXPIRE', KEYS[2], ttl)
+  end
+end
+return values
+"""
 
-# The log, or nil when the game does not exist: one atomic read. KEYS: state, log
+# A range of the log, or nil when the game does not exist: one atomic read. KEYS: state, log
+# ARGV: start, stop (inclusive, -1 for the end)
 _HISTORY = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-return redis.call('LRANGE', KEYS[2], 0, -1)
+return redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2])
 """
 
 
@@ -122,10 +198,12 @@ class RedisStore(GameStore):
         socket_timeout: float = 1.0,
         connect_timeout: float = 1.0,
         retries: int = 2,
+        outbox_maxlen: int = OUTBOX_MAXLEN,
     ) -> None:
         self._url = url
         self._prefix = prefix
         self._retries = retries
+        self._outbox_maxlen = outbox_maxlen
         self._backoff = ExponentialBackoff(cap=0.2, base=0.02)
         self._options = {
             "socket_timeout": socket_timeout,
@@ -138,6 +216,15 @@ class RedisStore(GameStore):
         self._lock = threading.Lock()
         self._client: Client | None = None
         self._pid = 0
+        self._groups: set[str] = set()  # consumer groups known to exist on every shard
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
 
     def _redis(self) -> Client:
         # Created on first use and again after a fork, so each gunicorn worker has its own pool.
@@ -147,8 +234,10 @@ class RedisStore(GameStore):
                     client = connect(self._url, **self._options)
                     self._create = client.register_script(_CREATE)
                     self._commit = client.register_script(_COMMIT)
+                    self._load = client.register_script(_LOAD)
                     self._history = client.register_script(_HISTORY)
                     self._client, self._pid = client, os.getpid()
+                    self._groups = set()
         return self._client
 
     def _run(self, op: str, call: Callable[[Client], T]) -> T:
@@ -173,11 +262,7 @@ class RedisStore(GameStore):
                     self.on_retry(op, reason)
                 return result
 
-    def _keys(self, game_id: str, idem: IdemRecord | None) -> list[str]:
-        keys = list(game_keys(game_id, self._prefix))
-        if idem is not None:
-            keys.append(idem_key(game_id, idem.key, self._prefix))
-        return keys
+    # -- games ------------------------------------------------------------------------------
 
     def create(
         self,
@@ -187,38 +272,54 @@ class RedisStore(GameStore):
         meta: bytes,
         view: bytes,
         ttl: int,
-        idem: IdemRecord | None = None,
         log: Sequence[bytes] = (),
+        record: CreateRecord | None = None,
+        deadline: float | None = None,
     ) -> bytes | None:
-        args: list[object] = [state, meta, view, ttl]
-        args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
+        keys = game_keys(game_id, self._prefix)
+        shard = shard_keys(shard_of(game_id), self._prefix)
+        script_keys = [keys.state, keys.log, shard.outbox, shard.clocks]
+        if record is not None:
+            script_keys.append(create_record_key(shard_of(game_id), record.digest, self._prefix))
+        args: list[object] = [state, meta, view, ttl, game_id, _deadline_arg(deadline), self._outbox_maxlen]
+        args += [record.value, record.ttl] if record is not None else [b"", 0]
         args += log
-        keys = self._keys(game_id, idem)
-        reply = self._run("create", lambda client: self._create(keys=keys, args=args, client=client))
+        reply = self._run("create", lambda c: self._create(keys=script_keys, args=args, client=c))
         if reply[0] == b"replayed":
             return reply[1]
         if reply[0] == b"exists":
             raise GameExists(game_id)
         return None
 
+    def create_record(self, shard: int, digest: str) -> bytes | None:
+        name = create_record_key(shard, digest, self._prefix)
+        return self._run("idempotency", lambda client: client.get(name))
+
+    def drop_create_record(self, shard: int, digest: str) -> None:
+        name = create_record_key(shard, digest, self._prefix)
+        self._run("idempotency", lambda client: client.delete(name))
+
+    def _read(self, game_id: str, fields: list[str]) -> list[bytes | None]:
+        keys = game_keys(game_id, self._prefix)
+        return self._run(
+            "load", lambda c: self._load(keys=[keys.state, keys.log], args=fields, client=c)
+        )
+
     def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
-        state_key, _ = game_keys(game_id, self._prefix)
         fields = ["version", "state", "meta", "view"] if with_view else ["version", "state", "meta"]
-        values = self._run("load", lambda client: client.hmget(state_key, fields))
+        values = self._read(game_id, fields)
         if any(value is None for value in values):
             return None
         return Stored(int(values[0]), values[1], values[2], values[3] if with_view else None)
 
     def load_view(self, game_id: str) -> tuple[int, bytes] | None:
-        state_key, _ = game_keys(game_id, self._prefix)
-        version, view = self._run("load", lambda client: client.hmget(state_key, ["version", "view"]))
+        version, view = self._read(game_id, ["version", "view"])
         if version is None or view is None:
             return None
         return int(version), view
 
     def version(self, game_id: str) -> int | None:
-        state_key, _ = game_keys(game_id, self._prefix)
-        version = self._run("load", lambda client: client.hget(state_key, "version"))
+        [version] = self._read(game_id, ["version"])
         return None if version is None else int(version)
 
     def commit(
@@ -226,17 +327,26 @@ class RedisStore(GameStore):
         game_id: str,
         *,
         expected_version: int,
-        state: bytes,
-        view: bytes,
-        log_entry: bytes,
         ttl: int,
+        entries: Sequence[bytes] = (),
+        state: bytes | None = None,
+        view: bytes | None = None,
+        meta: bytes | None = None,
+        deadline: float | None = None,
         idem: IdemRecord | None = None,
     ) -> CommitResult:
-        args: list[object] = [expected_version, state, view, log_entry, ttl]
+        keys = game_keys(game_id, self._prefix)
+        shard = shard_keys(shard_of(game_id), self._prefix)
+        script_keys = [keys.state, keys.log, shard.outbox, shard.clocks, shard.events]
         if idem is not None:
-            args += [idem.value, idem.ttl]
-        keys = self._keys(game_id, idem)
-        reply = self._run("commit", lambda client: self._commit(keys=keys, args=args, client=client))
+            script_keys.append(idem_key(game_id, idem.key, self._prefix))
+        args: list[object] = [
+            expected_version, ttl, game_id, len(entries), state or b"", view or b"", meta or b"",
+            _deadline_arg(deadline), self._outbox_maxlen,
+        ]
+        args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
+        args += entries
+        reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
         if outcome is Outcome.MISSING:
             return CommitResult(outcome)
@@ -244,9 +354,14 @@ class RedisStore(GameStore):
             return CommitResult(outcome, int(reply[1]), reply[2])
         return CommitResult(outcome, int(reply[1]))
 
-    def history(self, game_id: str) -> list[bytes] | None:
+    def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         keys = game_keys(game_id, self._prefix)
-        return self._run("history", lambda client: self._history(keys=keys, client=client))
+        args = [start, -1 if stop is None else stop - 1]
+        if stop is not None and stop <= start:
+            args = [1, 0]  # an empty range, but still None for a missing game
+        return self._run(
+            "history", lambda c: self._history(keys=[keys.state, keys.log], args=args, client=c)
+        )
 
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
         name = idem_key(game_id, key, self._prefix)
@@ -260,6 +375,89 @@ class RedisStore(GameStore):
         key = kept_key(game_id, name, self._prefix)
         self._run("keep", lambda client: client.set(key, value, ex=ttl))
 
+    # -- the outbox and the clocks ------------------------------------------------------------
+
+    def _outboxes(self) -> list[str]:
+        return [shard_keys(n, self._prefix).outbox for n in range(SHARDS)]
+
+    def _ensure_group(self, client: Client, group: str) -> None:
+        if group in self._groups:
+            return
+        pipe = client.pipeline(transaction=False)
+        for stream in self._outboxes():
+            pipe.xgroup_create(stream, group, id="0", mkstream=True)
+        for reply in pipe.execute(raise_on_error=False):
+            if isinstance(reply, Exception) and "BUSYGROUP" not in str(reply):
+                raise reply
+        self._groups.add(group)
+
+    def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
+        def read(client: Client) -> list[OutboxItem]:
+            self._ensure_group(client, group)
+            pipe = client.pipeline(transaction=False)
+            for stream in self._outboxes():
+                pipe.xreadgroup(group, consumer, {stream: ">"}, count=count)
+            items = []
+            for shard, reply in enumerate(pipe.execute()):
+                for _stream, messages in reply or []:
+                    items.extend(_outbox_item(shard, mid, fields) for mid, fields in messages)
+            return items
+
+        return self._run("outbox", read)
+
+    def outbox_claim(self, group: str, consumer: str, min_idle_ms: int, count: int = 100) -> list[OutboxItem]:
+        def claim(client: Client) -> list[OutboxItem]:
+            self._ensure_group(client, group)
+            pipe = client.pipeline(transaction=False)
+            for stream in self._outboxes():
+                pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
+            items = []
+            for shard, reply in enumerate(pipe.execute()):
+                items.extend(_outbox_item(shard, mid, fields) for mid, fields in reply[1] if fields)
+            return items
+
+        return self._run("outbox", claim)
+
+    def outbox_ack(self, group: str, items: Sequence[OutboxItem]) -> None:
+        by_shard: dict[int, list[str]] = {}
+        for item in items:
+            by_shard.setdefault(item.shard, []).append(item.id)
+        if not by_shard:
+            return
+
+        def ack(client: Client) -> None:
+            pipe = client.pipeline(transaction=False)
+            for shard, ids in by_shard.items():
+                pipe.xack(shard_keys(shard, self._prefix).outbox, group, *ids)
+            pipe.execute()
+
+        self._run("outbox", ack)
+
+    def outbox_backlog(self, group: str) -> int:
+        def backlog(client: Client) -> int:
+            self._ensure_group(client, group)
+            pipe = client.pipeline(transaction=False)
+            for stream in self._outboxes():
+                pipe.xinfo_groups(stream)
+            total = 0
+            for groups in pipe.execute():
+                for info in groups:
+                    if _text(info["name"]) == group:
+                        total += int(info.get("pending") or 0) + int(info.get("lag") or 0)
+            return total
+
+        return self._run("outbox", backlog)
+
+    def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
+        def due(client: Client) -> list[tuple[str, float]]:
+            pipe = client.pipeline(transaction=False)
+            for n in range(SHARDS):
+                pipe.zrangebyscore(shard_keys(n, self._prefix).clocks, "-inf", now,
+                                   start=0, num=limit, withscores=True)
+            return [(_text(member), float(score)) for reply in pipe.execute() for member, score in reply]
+
+        return self._run("clocks", due)
+
     def ping(self) -> None:
         self._run("ping", lambda client: client.ping())
 
@@ -267,3 +465,28 @@ class RedisStore(GameStore):
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _deadline_arg(deadline: float | None) -> str:
+    return "" if deadline is None else repr(float(deadline))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _outbox_item(shard: int, message_id: bytes | str, fields: dict) -> OutboxItem:
+    def field(name: str) -> bytes | None:
+        return fields.get(name.encode(), fields.get(name))
+
+    entries = field("e")
+    return OutboxItem(
+        id=_text(message_id),
+        shard=shard,
+        game_id=_text(field("g")),
+        version=int(field("v")),
+        entries=entries.split(b"\n") if entries else [],
+        meta=field("m"),
+        state=field("s"),
+        created=field("c") is not None,
+    )

@@ -57,14 +57,17 @@ def test_idempotency_key_with_another_body_is_422(api) -> None:
     assert api.snapshot(gid) == before
 
 
+CREATE_KEY = "create-2d6f0c8e-0b7a-4c1e"
+
+
 def test_idempotent_create_shows_the_same_tokens(api) -> None:
     body = {"map": "rust_belt", "players": [{"name": n} for n in "abc"]}
-    first = api.client.post("/v1/games", json=body, headers={"Idempotency-Key": "create-1"})
-    again = api.client.post("/v1/games", json=body, headers={"Idempotency-Key": "create-1"})
+    first = api.client.post("/v1/games", json=body, headers={"Idempotency-Key": CREATE_KEY})
+    again = api.client.post("/v1/games", json=body, headers={"Idempotency-Key": CREATE_KEY})
     assert first.status_code == again.status_code == 201
     assert first.get_json() == again.get_json()
     assert first.headers["Location"] == again.headers["Location"]
-    other = api.client.post("/v1/games", json={**body, "seed": "x"}, headers={"Idempotency-Key": "create-1"})
+    other = api.client.post("/v1/games", json={**body, "seed": "x"}, headers={"Idempotency-Key": CREATE_KEY})
     assert other.status_code == 422
     assert other.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
     game = first.get_json()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import random
+import time
+from datetime import datetime
 
 import pytest
 
@@ -105,7 +107,9 @@ def test_apply_a_move(api) -> None:
     assert body["events"] and all("type" in e for e in body["events"])
     assert api.view(gid) == body["game"]
     history = api.client.get(f"/v1/games/{gid}/history").get_json()
+    at = history[0].pop("at")
     assert history == [{"index": 0, "seat": seat, "move": move, "events": body["events"], "version": 1}]
+    assert abs(datetime.fromisoformat(at).timestamp() - time.time()) < 60 and at.endswith("Z")
 
 
 def test_every_listed_move_posts_back_unchanged(api) -> None:
@@ -158,7 +162,10 @@ def test_record_keeps_the_seed_until_the_end_and_replays(api) -> None:
     assert copy["game_id"] != gid and copy["version"] == final["version"]
     strip = lambda v: {k: x for k, x in v.items() if k not in ("game_id", "seats")}  # noqa: E731
     assert strip(copy) == strip(final)
-    assert api.client.get(f"/v1/games/{copy['game_id']}/history").get_json() == (
+    def untimed(history: list[dict]) -> list[dict]:
+        return [{k: v for k, v in entry.items() if k != "at"} for entry in history]
+
+    assert untimed(api.client.get(f"/v1/games/{copy['game_id']}/history").get_json()) == untimed(
         api.client.get(f"/v1/games/{gid}/history").get_json()
     )
 

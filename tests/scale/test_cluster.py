@@ -35,7 +35,7 @@ def one_game_per_master(cluster, base_url: str) -> list[HttpGame]:  # type: igno
         by_node: dict[str, HttpGame] = {}
         for n in range(60):
             created = HttpGame(base_url, seed=f"cluster-{n}")
-            node = client.get_node_from_key(game_keys(created.game_id)[0]).name
+            node = client.get_node_from_key(game_keys(created.game_id).state).name
             by_node.setdefault(node, created)
             if len(by_node) == len(cluster.nodes):
                 return list(by_node.values())
@@ -72,7 +72,8 @@ def test_whole_games_through_two_instances_on_a_cluster(cluster, services) -> No
         assert replayed.json()["phase"] == final["phase"] == "finished"
 
     # A game's keys share one slot, and the games are spread over every master.
-    slots = {key_slot(k.encode()) for g in games for k in game_keys(g.game_id)}
+    keys = [game_keys(g.game_id) for g in games]
+    slots = {key_slot(k.encode()) for keyset in keys for k in (keyset.state, keyset.log)}
     assert len(slots) == len(games)
 
     moves = sum(g.version for g in games)

@@ -9,48 +9,52 @@ import pytest
 from redis.crc import key_slot
 
 from service.store import IdemRecord, Outcome, RedisStore, StoreUnavailable
+from service.store.keys import game_keys, idem_key, kept_key, shard_of
 
 
-def test_keys_share_one_hash_tag(redis_server, redis_url: str) -> None:
+def test_a_games_keys_and_its_shards_share_one_hash_tag(redis_server, redis_url: str) -> None:
     store = RedisStore(redis_url)
-    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60, deadline=1e9)
     store.commit(
         "abc",
         expected_version=0,
         state=b"s1",
         view=b"v1",
-        log_entry=b"e",
+        entries=[b"e"],
         ttl=60,
         idem=IdemRecord("k1", b"r", 30),
+        deadline=2e9,
     )
     with redis_server.client() as client:
         keys = sorted(k.decode() for k in client.keys("*"))
-    slots = {key_slot(k.encode()) for k in keys}
+    tag = f"aos:v2:{{s{shard_of('abc'):02d}}}"
     assert keys == [
-        "aos:v1:{game:abc}:idem:k1",
-        "aos:v1:{game:abc}:log",
-        "aos:v1:{game:abc}:state",
+        f"{tag}:clocks",
+        f"{tag}:g:abc:idem:k1",
+        f"{tag}:g:abc:log",
+        f"{tag}:g:abc:state",
+        f"{tag}:outbox",
     ]
-    assert len(slots) == 1
+    assert len({key_slot(k.encode()) for k in keys} | {key_slot(f"{tag}:events".encode())}) == 1
 
 
 def test_commit_refreshes_ttls(redis_server, redis_url: str) -> None:
     store = RedisStore(redis_url)
     store.create("t", state=b"s", meta=b"m", view=b"v", ttl=50)
     with redis_server.client() as client:
-        assert 45 <= client.ttl("aos:v1:{game:t}:state") <= 50
+        assert 45 <= client.ttl(game_keys("t").state) <= 50
         store.commit(
             "t",
             expected_version=0,
             state=b"s1",
             view=b"v1",
-            log_entry=b"e",
+            entries=[b"e"],
             ttl=500,
             idem=IdemRecord("k", b"r", 20),
         )
-        assert 495 <= client.ttl("aos:v1:{game:t}:state") <= 500
-        assert 495 <= client.ttl("aos:v1:{game:t}:log") <= 500
-        assert 15 <= client.ttl("aos:v1:{game:t}:idem:k") <= 20
+        assert 495 <= client.ttl(game_keys("t").state) <= 500
+        assert 495 <= client.ttl(game_keys("t").log) <= 500
+        assert 15 <= client.ttl(idem_key("t", "k")) <= 20
 
 
 def test_idle_game_expires(redis_url: str) -> None:
@@ -61,7 +65,7 @@ def test_idle_game_expires(redis_url: str) -> None:
     assert store.load("short") is None
     assert (
         store.commit(
-            "short", expected_version=0, state=b"x", view=b"x", log_entry=b"x", ttl=1
+            "short", expected_version=0, state=b"x", view=b"x", entries=[b"x"], ttl=1
         ).outcome
         is Outcome.MISSING
     )
@@ -78,7 +82,7 @@ def test_unreachable_redis_is_store_unavailable() -> None:
         lambda: store.load_view("g"),
         lambda: store.history("g"),
         lambda: store.create("g", state=b"s", meta=b"m", view=b"v", ttl=1),
-        lambda: store.commit("g", expected_version=0, state=b"s", view=b"v", log_entry=b"e", ttl=1),
+        lambda: store.commit("g", expected_version=0, state=b"s", view=b"v", entries=[b"e"], ttl=1),
     ):
         with pytest.raises(StoreUnavailable):
             call()
@@ -94,14 +98,14 @@ def test_kill_and_restart_keeps_every_committed_move(durable_redis) -> None:
                 expected_version=n - 1,
                 state=f"s{n}".encode(),
                 view=f"v{n}".encode(),
-                log_entry=f"e{n}".encode(),
+                entries=[f"e{n}".encode()],
                 ttl=600,
             ).outcome
             is Outcome.APPLIED
         )
     durable_redis.kill()
     with pytest.raises(StoreUnavailable):
-        store.commit("k", expected_version=5, state=b"s6", view=b"v6", log_entry=b"e6", ttl=600)
+        store.commit("k", expected_version=5, state=b"s6", view=b"v6", entries=[b"e6"], ttl=600)
     with pytest.raises(StoreUnavailable):
         store.ping()
     durable_redis.start()
@@ -111,7 +115,7 @@ def test_kill_and_restart_keeps_every_committed_move(durable_redis) -> None:
     assert store.history("k") == [f"e{n}".encode() for n in range(1, 6)]
     assert (
         store.commit(
-            "k", expected_version=5, state=b"s6", view=b"v6", log_entry=b"e6", ttl=600
+            "k", expected_version=5, state=b"s6", view=b"v6", entries=[b"e6"], ttl=600
         ).outcome
         is Outcome.APPLIED
     )
@@ -122,6 +126,6 @@ def test_kept_values_share_the_games_hash_tag_and_expire(redis_server, redis_url
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
     store.keep("abc", "legal:0:1", b"moves", ttl=30)
     with redis_server.client() as client:
-        assert client.ttl("aos:v1:{game:abc}:kept:legal:0:1") in range(25, 31)
+        assert client.ttl(kept_key("abc", "legal:0:1")) in range(25, 31)
         keys = client.keys("*")
     assert len({key_slot(k) for k in keys}) == 1

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from service.store import (
+    CreateRecord,
     GameExists,
     GameStore,
     IdemRecord,
@@ -15,6 +16,7 @@ from service.store import (
     Outcome,
     RedisStore,
 )
+from service.store.keys import SHARDS, shard_of
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -37,7 +39,7 @@ def commit(store: GameStore, expected: int, n: int, game_id: str = "g1", **kw: o
         expected_version=expected,
         state=f"s{n}".encode(),
         view=f"v{n}".encode(),
-        log_entry=f"e{n}".encode(),
+        entries=[f"e{n}".encode()],
         ttl=3600,
         **kw,
     )
@@ -91,11 +93,16 @@ def test_idempotency_record_is_written_with_the_move(store: GameStore) -> None:
 
 
 def test_idempotent_create(store: GameStore) -> None:
-    record = IdemRecord("c", b"created", 600)
-    assert store.create("g2", state=b"s", meta=b"m", view=b"v", ttl=60, idem=record) is None
-    repeat = store.create("g2", state=b"x", meta=b"x", view=b"x", ttl=60, idem=record)
+    record = CreateRecord("digest-c", b"created", 600)
+    assert store.create("g2", state=b"s", meta=b"m", view=b"v", ttl=60, record=record) is None
+    repeat = store.create("g2", state=b"x", meta=b"x", view=b"x", ttl=60, record=record)
     assert repeat == b"created"
     assert store.load("g2").state == b"s"
+    shard = shard_of("g2")
+    assert store.create_record(shard, "digest-c") == b"created"
+    assert store.create_record((shard + 1) % SHARDS, "digest-c") is None
+    store.drop_create_record(shard, "digest-c")
+    assert store.create_record(shard, "digest-c") is None
 
 
 def test_race_of_many_threads_has_one_winner(store: GameStore) -> None:
@@ -127,8 +134,8 @@ def test_memory_store_expires_idle_games() -> None:
     now[0] += 9
     assert commit(store, 0, 1).outcome is Outcome.APPLIED  # refreshes the expiry to 3600
     now[0] += 3599
-    assert store.version("g1") == 1
-    now[0] += 2
+    assert store.commit("g1", expected_version=1, ttl=3600, meta=b"m").outcome is Outcome.APPLIED
+    now[0] += 3601  # no read in a whole TTL since that write
     assert store.load("g1") is None
     assert store.history("g1") is None
 

@@ -1,0 +1,92 @@
+"""A game's versions, read from its log: which moves are in effect at each version, and the
+engine state at any version.
+
+Every version of a game is one log entry. Most entries are moves; some take moves back (an
+undo, an agreed takeback) and some only record something about the game (a takeback proposed or
+answered). Versions only go forward, so taking a move back is a new version whose state equals an
+earlier one. The engine is deterministic, so the state at any version is the game's first state
+(made again from its seed) with the moves in effect at that version replayed, byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import orjson
+
+from service.engine import game
+
+# Entries that take moves back: "undo" the last move in effect, "takeback" to the moves in
+# effect at an earlier version (`move.to_version`).
+UNDO = "undo"
+TAKEBACK = "takeback"
+# Entries that change no state: they record something about the game, not a move of it.
+RECORD_ONLY: frozenset[str] = frozenset(
+    {"takeback_proposed", "takeback_accepted", "takeback_declined", "takeback_cancelled"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A persistent list of the entries in effect: each version points at its own list, and
+    lists share their common start, so the lists of every version cost one node per move."""
+
+    index: int
+    parent: _Node | None
+
+
+def entries_of(log: Iterable[bytes]) -> list[dict]:
+    return [orjson.loads(raw) for raw in log]
+
+
+def move_type(entry: dict) -> str:
+    return entry["move"]["type"]
+
+
+def is_move(entry: dict) -> bool:
+    """Whether the entry is a move of the game (it changes the state by itself)."""
+    kind = move_type(entry)
+    return kind not in RECORD_ONLY and kind not in (UNDO, TAKEBACK)
+
+
+def in_effect(entries: Sequence[dict], version: int | None = None) -> list[dict]:
+    """The move entries in effect at `version` (the last by default), in the order they were
+    made: every move, less those an undo or a takeback took back."""
+    version = len(entries) if version is None else version
+    heads: list[_Node | None] = [None]  # heads[v]: the moves in effect at version v
+    for entry in entries[:version]:
+        head = heads[-1]
+        kind = move_type(entry)
+        if kind == UNDO:
+            head = head.parent if head is not None else None
+        elif kind == TAKEBACK:
+            head = heads[entry["move"]["to_version"]]
+        elif is_move(entry):
+            head = _Node(entry["index"], head)
+        heads.append(head)
+    chosen = []
+    node = heads[version]
+    while node is not None:
+        chosen.append(entries[node.index])
+        node = node.parent
+    return chosen[::-1]
+
+
+def genesis(state: dict) -> dict:
+    """The game's first state, made again from what any of its states holds."""
+    return game.new_game(state["map"], [p["name"] for p in state["players"]], state["seed"],
+                         state["options"], seed_given=state["seed_given"])
+
+
+def apply_entry(state: dict, seat: int, move: dict) -> tuple[dict, list[dict]]:
+    """One move of a log or a record, applied to the state: the engine's apply."""
+    return game.apply(state, seat, move)
+
+
+def state_at(any_state: dict, entries: Sequence[dict], version: int) -> dict:
+    """The engine state at `version`, from the game's seed and the moves in effect then."""
+    state = genesis(any_state)
+    for entry in in_effect(entries, version):
+        state, _ = apply_entry(state, entry["seat"], entry["move"])
+    return state
