@@ -287,9 +287,11 @@ class Games:
         if_match: str | None,
         idempotency_key: str | None,
         stored: Stored,
+        by: str | None = None,
     ) -> Applied:
         """Apply `move` of `seat` (already authenticated against `stored`), re-judging it
-        against the new state whenever another writer got in first."""
+        against the new state whenever another writer got in first. `by` says who made the move
+        when the server made it for the seat ("orders", "clock"): it goes into the log entry."""
         fp = fingerprint({"seat": seat, "move": move})
         if idempotency_key is not None:
             idem_key = "move:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
@@ -326,7 +328,7 @@ class Games:
             result = self.store.commit(
                 game_id,
                 expected_version=stored.version,
-                entries=[log_entry(stored.version, seat, move, events)],
+                entries=[log_entry(stored.version, seat, move, events, by)],
                 state=orjson.dumps(state),
                 view=view,
                 ttl=self._ttl(state),
