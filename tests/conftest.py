@@ -1,4 +1,5 @@
-"""Shared fixtures: real redis-server processes that the tests start on free ports and stop."""
+"""Shared fixtures: real redis-server processes that the tests start on free ports and stop, and
+the store contract's two implementations over them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import redis
+
+from service.store import GameStore, MemoryStore, RedisStore
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -101,3 +104,15 @@ def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
+    """Each test that takes `store` runs twice: on a MemoryStore and on a RedisStore over a real
+    redis-server (emptied first)."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    store = RedisStore(request.getfixturevalue("redis_url"))
+    yield store
+    store.close()

@@ -5,23 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
-import pytest
 import redis
 
 from service.store import GameStore, MemoryStore, Outcome, RedisStore
 from service.store.keys import game_keys, shard_keys, shard_of
-
-
-@pytest.fixture(params=["memory", "redis"])
-def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    store = RedisStore(request.getfixturevalue("redis_url"))
-    yield store
-    store.close()
 
 
 def create(store: GameStore, game_id: str, **kw: object) -> None:

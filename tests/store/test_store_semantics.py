@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,19 +13,8 @@ from service.store import (
     IdemRecord,
     MemoryStore,
     Outcome,
-    RedisStore,
 )
 from service.store.keys import SHARDS, shard_of
-
-
-@pytest.fixture(params=["memory", "redis"])
-def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    store = RedisStore(request.getfixturevalue("redis_url"))
-    yield store
-    store.close()
 
 
 def create(store: GameStore, game_id: str = "g1", ttl: int = 3600) -> None:

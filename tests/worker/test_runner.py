@@ -4,22 +4,10 @@ of a group at a time, and taken over when its consumer dies."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-import pytest
-
-from service.store import GameStore, MemoryStore, OutboxItem, RedisStore
+from service.store import GameStore, MemoryStore, OutboxItem
 from service.worker.runner import OutboxConsumer, Runner
-
-
-@pytest.fixture(params=["memory", "redis"])
-def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
-    if request.param == "memory":
-        yield MemoryStore()
-        return
-    store = RedisStore(request.getfixturevalue("redis_url"))
-    yield store
-    store.close()
 
 
 class Recorder(OutboxConsumer):
