@@ -10,7 +10,7 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import instrumentation, logs, metrics, problems
+from . import bodies, instrumentation, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -38,6 +38,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
     instrumentation.install(app)
+    bodies.install(app)
     app.register_blueprint(bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -1,0 +1,50 @@
+"""Request bodies before any route reads them: the size limit, whatever the framing.
+
+A body with Content-Length over the limit is refused by werkzeug before it is read. A body
+without one (`Transfer-Encoding: chunked`) is only cut at the limit by werkzeug, and what is
+left of it would be parsed: a valid move padded to the limit, then garbage, was applied. Here
+such a body is read up to one byte past the limit, refused with 413 if that byte exists, and
+otherwise handed on as a body of known length.
+"""
+
+from __future__ import annotations
+
+import io
+
+from flask import Flask, current_app, request
+from werkzeug.exceptions import RequestEntityTooLarge
+
+READ_SIZE = 64 << 10
+
+
+def read_at_most(stream: io.RawIOBase, limit: int) -> bytes:
+    """Up to `limit` bytes of `stream`, fewer only if it ends first."""
+    parts, size = [], 0
+    while size < limit:
+        part = stream.read(min(READ_SIZE, limit - size))
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
+def bound_streamed_body() -> None:
+    environ = request.environ
+    if request.content_length is not None or "wsgi.input_terminated" not in environ:
+        # A known length is checked by werkzeug; a stream the server does not terminate is
+        # never read (werkzeug hands the app an empty one).
+        return
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    data = read_at_most(environ["wsgi.input"], limit + 1)
+    if len(data) > limit:
+        raise RequestEntityTooLarge()
+    # From here on the body is an ordinary one of known length: werkzeug reads it as such.
+    environ["wsgi.input"] = io.BytesIO(data)
+    environ["CONTENT_LENGTH"] = str(len(data))
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    request.__dict__.pop("content_length", None)  # werkzeug's cached_property, computed above
+
+
+def install(app: Flask) -> None:
+    app.before_request(bound_streamed_body)
