@@ -10,9 +10,10 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import bodies, instrumentation, logs, metrics, problems
+from . import bodies, instrumentation, limits, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
+from .proxies import TrustedProxies
 from .routes import bp
 
 log = logging.getLogger(__name__)
@@ -40,5 +41,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     instrumentation.install(app)
     bodies.install(app)
     app.register_blueprint(bp)
+    limits.install(app, settings)  # after the routes: it limits their view functions
+    app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -10,11 +10,16 @@ otherwise handed on as a body of known length.
 from __future__ import annotations
 
 import io
+from typing import Any
 
-from flask import Flask, current_app, request
+import orjson
+from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from .problems import ApiError
+
 READ_SIZE = 64 << 10
+_UNPARSED = object()
 
 
 def read_at_most(stream: io.RawIOBase, limit: int) -> bytes:
@@ -44,6 +49,29 @@ def bound_streamed_body() -> None:
     environ["CONTENT_LENGTH"] = str(len(data))
     environ.pop("HTTP_TRANSFER_ENCODING", None)
     request.__dict__.pop("content_length", None)  # werkzeug's cached_property, computed above
+
+
+def json_body() -> Any:
+    """The body as JSON, parsed once per request (the rate limits look at it before the route
+    does); 400 if it is not JSON."""
+    parsed = g.get("json_body", _UNPARSED)
+    if parsed is _UNPARSED:
+        try:
+            parsed = orjson.loads(request.get_data())
+        except orjson.JSONDecodeError as exc:
+            parsed = ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}")
+        g.json_body = parsed
+    if isinstance(parsed, ApiError):
+        raise parsed
+    return parsed
+
+
+def parsed_json() -> Any:
+    """The body as JSON, or None if it is not JSON."""
+    try:
+        return json_body()
+    except ApiError:
+        return None
 
 
 def install(app: Flask) -> None:

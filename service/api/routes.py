@@ -12,7 +12,7 @@ from marshmallow import ValidationError
 from service.engine.errors import SetupError
 from service.render import board_svg
 
-from . import tokens
+from . import bodies, tokens
 from .gameplay import Games, map_info, map_json, maps_json
 from .problems import ApiError
 from .responses import etag, etag_matches, json_response, raw_json
@@ -37,11 +37,7 @@ def game_id_of(value: str) -> str:
 
 
 def json_body() -> Any:
-    data = request.get_data()
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}") from None
+    return bodies.json_body()
 
 
 def invalid(exc: ValidationError) -> ApiError:

@@ -123,7 +123,7 @@ class Cluster:
 class Service:
     """The API under gunicorn, as the image runs it (deploy/gunicorn.conf.py), on its own port."""
 
-    def __init__(self, workdir: Path, redis_url: str) -> None:
+    def __init__(self, workdir: Path, redis_url: str, **env: str) -> None:
         self.port = free_port()
         self.log_path = workdir / f"service-{self.port}.log"
         self.env = {
@@ -134,6 +134,11 @@ class Service:
             "REDIS_URL": redis_url,
             "PROMETHEUS_MULTIPROC_DIR": str(workdir / f"metrics-{self.port}"),
             "LOG_LEVEL": "info",
+            # The limits' counters live in the same Redis (a cluster too), but these tests play
+            # games flat out from one address: allowances they never reach.
+            "AOS_RATE_LIMIT_CREATE": "10000/minute",
+            "AOS_RATE_LIMIT_WRITES": "10000/second",
+            **env,
         }
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -181,9 +186,9 @@ def services(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A factory: n service instances on one REDIS_URL, all stopped after the test."""
     started: list[Service] = []
 
-    def start(redis_url: str, n: int = 2) -> list[Service]:
+    def start(redis_url: str, n: int = 2, **env: str) -> list[Service]:
         for _ in range(n):
-            service = Service(tmp_path, redis_url)
+            service = Service(tmp_path, redis_url, **env)
             started.append(service)
             service.start()
         return started[-n:]
