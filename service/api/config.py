@@ -44,8 +44,9 @@ class Settings:
             "rate_limit_exempt": "AOS_RATE_LIMIT_EXEMPT",
             "trusted_proxies": "FORWARDED_ALLOW_IPS",
         }
-        values.update({field: env[var] for field, var in texts.items() if var in env})
-        if "AOS_RATE_LIMITS" in env:
+        # An empty variable (compose passes `${X:-}` on) means the default.
+        values.update({field: env[var] for field, var in texts.items() if env.get(var, "").strip()})
+        if env.get("AOS_RATE_LIMITS", "").strip():
             values["rate_limits"] = env["AOS_RATE_LIMITS"].strip().lower() not in ("off", "0", "false", "no")
         storage = env.get("AOS_RATE_LIMIT_STORAGE") or env.get("REDIS_URL")
         if storage:
