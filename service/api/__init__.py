@@ -10,7 +10,7 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import bodies, instrumentation, limits, logs, metrics, problems
+from . import bodies, instrumentation, limits, logs, metrics, problems, security
 from .config import Settings
 from .gameplay import Games
 from .proxies import TrustedProxies
@@ -40,6 +40,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     problems.install(app)
     instrumentation.install(app)
     bodies.install(app)
+    security.install(app)
     app.register_blueprint(bp)
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)

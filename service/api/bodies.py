@@ -41,7 +41,13 @@ def bound_streamed_body() -> None:
         # never read (werkzeug hands the app an empty one).
         return
     limit = current_app.config["MAX_CONTENT_LENGTH"]
-    data = read_at_most(environ["wsgi.input"], limit + 1)
+    try:
+        data = read_at_most(environ["wsgi.input"], limit + 1)
+    except Exception as exc:  # noqa: BLE001 - whatever the server's decoder raises: a bad body
+        # gunicorn's chunk decoder raises its own errors (a bad chunk size, a missing CRLF) or
+        # an OSError (the client went away): the client's fault, never a 500.
+        detail = f"the chunked body cannot be read: {type(exc).__name__}"
+        raise ApiError(400, "BAD_CHUNKED_BODY", detail) from None
     if len(data) > limit:
         raise RequestEntityTooLarge()
     # From here on the body is an ordinary one of known length: werkzeug reads it as such.

@@ -1,6 +1,6 @@
 """What every request leaves behind: its X-Request-Id (taken from the caller or made here, and
-echoed on every response, errors included), one JSON access-log line and the HTTP metrics; and
-`GET /metrics`, where Prometheus reads them."""
+echoed on every response, errors included), one JSON access-log line and the HTTP metrics.
+Prometheus reads the metrics on a port of their own, not the API's (service/serving.py)."""
 
 from __future__ import annotations
 
@@ -73,13 +73,7 @@ def _finish(response: Response) -> Response:
     return response
 
 
-def scrape() -> Response:
-    data, content_type = metrics.exposition()
-    return Response(data, content_type=content_type)
-
-
 def install(app: Flask) -> None:
     metrics.prepare()
     app.before_request(_start)
     app.after_request(_finish)
-    app.add_url_rule("/metrics", "metrics", scrape, methods=["GET"])

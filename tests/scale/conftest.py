@@ -125,6 +125,7 @@ class Service:
 
     def __init__(self, workdir: Path, redis_url: str, **env: str) -> None:
         self.port = free_port()
+        self.metrics_port = free_port()
         self.log_path = workdir / f"service-{self.port}.log"
         self.env = {
             **os.environ,
@@ -133,6 +134,7 @@ class Service:
             "WEB_CONCURRENCY": "2",
             "REDIS_URL": redis_url,
             "PROMETHEUS_MULTIPROC_DIR": str(workdir / f"metrics-{self.port}"),
+            "AOS_METRICS_PORT": str(self.metrics_port),
             "LOG_LEVEL": "info",
             # The limits' counters live in the same Redis (a cluster too), but these tests play
             # games flat out from one address: allowances they never reach.
@@ -145,6 +147,10 @@ class Service:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def start(self) -> None:
         log = open(self.log_path, "ab")  # noqa: SIM115 - the process owns it

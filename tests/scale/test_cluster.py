@@ -14,8 +14,8 @@ from service.store.keys import game_keys
 from tests.scale.http_play import TIMEOUT, HttpGame
 
 
-def scrape(base_url: str) -> dict[tuple[str, tuple], float]:
-    text = requests.get(f"{base_url}/metrics", timeout=TIMEOUT).text
+def scrape(metrics_url: str) -> dict[tuple[str, tuple], float]:
+    text = requests.get(metrics_url, timeout=TIMEOUT).text
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
         for family in text_string_to_metric_families(text)
@@ -76,7 +76,7 @@ def test_whole_games_through_two_instances_on_a_cluster(cluster, services) -> No
     assert len(slots) == len(games)
 
     moves = sum(g.version for g in games)
-    samples = [scrape(url) for url in urls]
+    samples = [scrape(service.metrics_url) for service in (one, two)]
     assert sum(total(s, "aos_moves_applied_total", map="rust_belt") for s in samples) == moves
     assert sum(total(s, "aos_store_errors_total") for s in samples) == 0
     for s in samples:  # both instances served moves, and no 5xx at all
