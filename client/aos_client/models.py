@@ -110,6 +110,13 @@ Phase = Literal[
     "production",
     "finished",
 ]
+# 1-64 characters, with no leading or trailing white space, and only characters that print: no
+# control (Unicode category Cc), format (Cf: bidi overrides, zero-width spaces, the BOM), private-
+# use (Co), surrogate (Cs) or unassigned (Cn) character, so never U+FFFE or U+FFFF. The pattern
+# spells out the refused characters of the Basic Multilingual Plane; the service also refuses
+# private-use and unassigned characters beyond it (Cn as of its Unicode version). Anything else is
+# `400 VALIDATION_ERROR`.
+PlayerName = str
 # An amount per seat; keys are seat numbers as strings.
 SeatAmounts = dict[str, int]
 Sha256Hex = str
@@ -1311,7 +1318,7 @@ class NewGamePlayer(_Model):
     _FIELDS = (("name", "name", True),)
     _REQUIRED = ("name",)
 
-    name: str
+    name: PlayerName
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -1600,7 +1607,7 @@ class RecordInputPlayer(_Model):
     _FIELDS = (("name", "name", True),)
     _REQUIRED = ("name",)
 
-    name: str
+    name: PlayerName
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

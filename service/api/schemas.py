@@ -12,6 +12,8 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.engine import game
 
+from .names import validate_name
+
 # The engine's own names, so the request schemas cannot drift from the rules.
 MAP_IDS = game.MAP_IDS
 COLOURS = game.COLOURS
@@ -177,7 +179,7 @@ class MoveField(fields.Field):
 
 
 class PlayerSchema(Strict):
-    name = fields.String(required=True, validate=validate.Length(1, 40))
+    name = fields.String(required=True, validate=validate_name)
 
 
 def players_field() -> fields.List:
