@@ -24,6 +24,7 @@ from .errors import (
     TooManyRequests,
     Unauthorized,
     UnprocessableEntity,
+    UnsupportedMediaType,
 )
 from .models import (
     ActionId,
@@ -191,6 +192,7 @@ __all__ = [
     "TurnOrderPassMove",
     "Unauthorized",
     "UnprocessableEntity",
+    "UnsupportedMediaType",
     "UpgradeLocomotiveMove",
     "UrbanizeMove",
     "Verdict",

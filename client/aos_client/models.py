@@ -1583,6 +1583,12 @@ class RecordInput(_Model):
     options: dict[str, bool | int | str | None]
     seed_commitment: Sha256Hex
     seed: str
+    # At most 2000 moves (the longest games measured have about 310), so that a replay is a bounded
+    # amount of work; an operator may lower the bound (`AOS_MAX_RECORD_MOVES`: a longer record is
+    # then `400 RECORD_TOO_LONG` with `max_moves`). The header is checked first (rules version, map,
+    # players, seed commitment), then each move as it is replayed: the first move that does not
+    # match the contract is a `400` with its `index`, the first illegal one a `422` with its
+    # `index`.
     moves: list[RecordMove]
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -59,11 +59,14 @@ def bound_streamed_body() -> None:
 
 def json_body() -> Any:
     """The body as JSON, parsed once per request (the rate limits look at it before the route
-    does); 400 if it is not JSON."""
+    does); 400 if it is not JSON, or missing."""
     parsed = g.get("json_body", _UNPARSED)
     if parsed is _UNPARSED:
         try:
-            parsed = orjson.loads(request.get_data())
+            data = request.get_data()
+            if not data:
+                raise orjson.JSONDecodeError("a JSON body is required, and none was sent", "", 0)
+            parsed = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             parsed = ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}")
         g.json_body = parsed
@@ -80,5 +83,38 @@ def parsed_json() -> Any:
         return None
 
 
+JSON_MEDIA_TYPE = "application/json"
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def json_label_problem(content_type: str | None) -> str | None:
+    """Why a Content-Type is not JSON's, or None if it is (`application/json`, in any case,
+    with no charset but UTF-8, JSON's only one: RFC 8259 8.1)."""
+    if not content_type:
+        return "the body has no Content-Type"
+    media_type, _, parameters = content_type.partition(";")
+    if media_type.strip().lower() != JSON_MEDIA_TYPE:
+        return f"the body is {media_type.strip()[:64]!r}"
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return f"the body's charset is {value.strip()[:32]!r}"
+    return None
+
+
+def check_media_type() -> None:
+    """A body sent to a route must be JSON (415 otherwise). A request without a body is not
+    checked: there is nothing to mislabel, and a route that needs one says 400."""
+    if request.routing_exception is not None or request.method not in BODY_METHODS:
+        return  # a 404 or 405 says more than a 415 would
+    if not request.content_length:
+        return
+    problem = json_label_problem(request.headers.get("Content-Type"))
+    if problem is not None:
+        raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", f"{problem}: send application/json",
+                       headers={"Accept": JSON_MEDIA_TYPE})
+
+
 def install(app: Flask) -> None:
     app.before_request(bound_streamed_body)
+    app.before_request(check_media_type)

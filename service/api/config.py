@@ -15,6 +15,7 @@ class Settings:
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
+    max_record_moves: int = 2000  # an imported record's moves; the contract's maxItems is the most
     # Rate limits (service/api/limits.py): strings of the `limits` library, ";" between windows.
     rate_limits: bool = True  # AOS_RATE_LIMITS=off turns them all off
     rate_limit_create: str = "30/minute;300/hour;1000/day"  # new games, per client address
@@ -34,6 +35,7 @@ class Settings:
             "game_ttl": "AOS_GAME_TTL",
             "finished_ttl": "AOS_FINISHED_TTL",
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
+            "max_record_moves": "AOS_MAX_RECORD_MOVES",
         }
         values: dict[str, object] = {field: int(env[var]) for field, var in names.items() if var in env}
         texts = {
