@@ -148,7 +148,12 @@ def when_ready(server):
     if port is None:
         return
     host = os.environ.get("AOS_METRICS_HOST", "0.0.0.0")
-    start_metrics_server(port, host)
+    try:
+        start_metrics_server(port, host)
+    except OSError as exc:  # e.g. the old master of a USR2 upgrade still holds it: serve the API
+        if server is not None:
+            server.log.error("no metrics on %s:%d: %s", host, port, exc)
+        return
     if server is not None:
         server.log.info("metrics on http://%s:%d/metrics", host, port)
 

@@ -5,7 +5,7 @@ gunicorn answers some requests itself, before the app sees them (a malformed req
 line or headers over its limits, a bad chunked body), with an HTML page and no hook to change
 it. `ProblemErrors` is a mixin over gunicorn's workers that answers those as the app answers
 everything (`application/problem+json`, a stable `code`, `X-Request-Id`, the security headers);
-`SyncWorker` and `GeventWorker` are gunicorn's two worker classes with it
+`SyncWorker` and `GeventWorker` (made on first use) are gunicorn's two worker classes with it
 (`worker_class = "service.serving.SyncWorker"` in deploy/gunicorn.conf.py). The import of this
 module also replaces the `Server: gunicorn` banner with a generic one.
 
@@ -120,15 +120,15 @@ class SyncWorker(ProblemErrors, _GunicornSyncWorker):
     pass
 
 
-try:  # gevent is a dependency, but the sync worker must not need it
-    from gunicorn.workers.ggevent import GeventWorker as _GunicornGeventWorker
-except ImportError:  # pragma: no cover - gevent missing
-    _GunicornGeventWorker = None
+def __getattr__(name: str) -> type:
+    # GeventWorker is made on first use: a master running sync workers never imports gevent.
+    if name == "GeventWorker":
+        from gunicorn.workers.ggevent import GeventWorker as _GunicornGeventWorker
 
-if _GunicornGeventWorker is not None:
-
-    class GeventWorker(ProblemErrors, _GunicornGeventWorker):
-        pass
+        worker = type("GeventWorker", (ProblemErrors, _GunicornGeventWorker), {"__module__": __name__})
+        globals()["GeventWorker"] = worker
+        return worker
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # -- the metrics port -------------------------------------------------------------------------
