@@ -9,8 +9,11 @@ WEB_CONCURRENCY  sync worker processes (default 2 x usable cores + 1, cores coun
 LOG_LEVEL        gunicorn's error-log level and the app's (default info)
 GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
 GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
-PROMETHEUS_MULTIPROC_DIR  if set: emptied at start, and prometheus_client is told when a worker
-                 exits, so /metrics sums every worker's counts (see on_starting, child_exit)
+PROMETHEUS_MULTIPROC_DIR  the workers' metrics files: emptied at start (a fresh directory if
+                 unset), and prometheus_client is told when a worker exits (on_starting, child_exit)
+AOS_METRICS_PORT `/metrics` for Prometheus, served by the master on a port of its own (default
+                 9100; `off` for none), summing every worker; AOS_METRICS_HOST its address
+                 (default 0.0.0.0). It is not on the API port.
 
 Sync workers: each request holds one worker for its whole read-modify-write against Redis, which
 measured faster here than gthread (see shared STACK notes). preload_app is off: every worker
@@ -77,7 +80,11 @@ bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{_env_int('PORT', 8000, minimum=1)
 backlog = 2048
 
 # --- workers ---
-worker_class = "sync"
+# Our subclasses of gunicorn's workers (service/serving.py): the same workers, but gunicorn's own
+# error answers (bad request line, line or headers too long, bad chunked body) are problem+json
+# and the Server banner is generic. Change the worker model here: "sync" or "gevent".
+WORKER_CLASSES = {"sync": "service.serving.SyncWorker", "gevent": "service.serving.GeventWorker"}
+worker_class = WORKER_CLASSES["sync"]
 workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
 preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
@@ -115,16 +122,40 @@ proc_name = "aos-rules"
 control_socket_disable = True
 
 
-# --- metrics across workers: prometheus_client's multi-process mode, if the app uses it ---
+# --- metrics across workers: prometheus_client's multi-process mode, served by the master ---
 def on_starting(server):
-    """Start from an empty metrics directory: files of a previous run would be summed in."""
+    """Start from an empty metrics directory: files of a previous run would be summed in. With
+    none set, make one (in RAM if we can), before any worker imports prometheus_client."""
     metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
     if not metrics_dir:
-        return
+        if os.environ.get("AOS_METRICS_PORT", "9100").strip().lower() in ("off", "0", ""):
+            return  # no metrics served: no directory needed
+        import tempfile
+
+        metrics_dir = tempfile.mkdtemp(prefix="aos-metrics-", dir=worker_tmp_dir)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
     path = Path(metrics_dir)
     path.mkdir(parents=True, exist_ok=True)
     for stale in path.glob("*.db"):
         stale.unlink()
+
+
+def when_ready(server):
+    """Serve /metrics from the master, on its own port: the API port never shows them."""
+    from service.serving import metrics_port, start_metrics_server
+
+    port = metrics_port()
+    if port is None:
+        return
+    host = os.environ.get("AOS_METRICS_HOST", "0.0.0.0")
+    try:
+        start_metrics_server(port, host)
+    except OSError as exc:  # e.g. the old master of a USR2 upgrade still holds it: serve the API
+        if server is not None:
+            server.log.error("no metrics on %s:%d: %s", host, port, exc)
+        return
+    if server is not None:
+        server.log.info("metrics on http://%s:%d/metrics", host, port)
 
 
 def child_exit(server, worker):
@@ -151,5 +182,6 @@ if __name__ == "__main__":
         f"workers={_cfg.workers} bind={_cfg.bind} worker_class={_cfg.worker_class_str} "
         f"timeout={_cfg.timeout} graceful_timeout={_cfg.graceful_timeout} "
         f"max_requests={_cfg.max_requests}+{_cfg.max_requests_jitter} "
-        f"preload_app={_cfg.preload_app} loglevel={_cfg.loglevel}"
+        f"preload_app={_cfg.preload_app} loglevel={_cfg.loglevel} "
+        f"metrics_port={os.environ.get('AOS_METRICS_PORT', '9100')}"
     )

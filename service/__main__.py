@@ -1,5 +1,6 @@
 """`python -m service [--host H] [--port P]`: run the API with Flask's server, for local use.
-Production runs gunicorn 'service.api:create_app()' (see deploy/)."""
+Production runs gunicorn 'service.api:create_app()' (see deploy/). The metrics are on a port of
+their own here too: AOS_METRICS_PORT (default 9100, `off` for none)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,16 @@ import argparse
 import logging
 import os
 
-from service.api import create_app, logs
+from werkzeug.serving import WSGIRequestHandler
+
+from service import serving
+from service.api import create_app, logs, metrics
 from service.store import store_from_env
+
+
+class _RequestHandler(WSGIRequestHandler):
+    def version_string(self) -> str:
+        return serving.SERVER  # not werkzeug's banner with its and Python's versions
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -27,8 +36,15 @@ def main(argv: list[str] | None = None) -> None:
     else:
         logging.getLogger("service").info("storing games in Redis at %s", _redacted(os.environ["REDIS_URL"]))
     app = create_app(store=store)
+    port = serving.metrics_port()
+    if port is not None:
+        try:
+            serving.start_metrics_server(port, args.host, metrics.exposition)
+            logging.getLogger("service").info("metrics on http://%s:%d/metrics", args.host, port)
+        except OSError as exc:  # a second local instance: the API matters more than its metrics
+            logging.getLogger("service").warning("no metrics: port %d: %s", port, exc)
     logging.getLogger("service").info("serving on http://%s:%d", args.host, args.port)
-    app.run(host=args.host, port=args.port, threaded=True)
+    app.run(host=args.host, port=args.port, threaded=True, request_handler=_RequestHandler)
 
 
 def _redacted(url: str) -> str:

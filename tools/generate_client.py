@@ -62,6 +62,7 @@ ERRORS: dict[int, tuple[str, str, str]] = {
         "412: `If-Match` did not name the current version; `.version` is the current one.",
     ),
     413: ("PayloadTooLarge", "ApiError", "413: the body is larger than the service accepts."),
+    415: ("UnsupportedMediaType", "ApiError", "415: the body was not sent as `application/json`."),
     422: (
         "IllegalMove",
         "ApiError",

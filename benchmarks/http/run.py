@@ -122,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         ],
         stdout=subprocess.DEVNULL,
     )
-    env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0"}
+    # The rate limits are off: the run creates ~100 games and plays them flat out from one address,
+    # which is what they are there to stop.
+    env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0", "AOS_RATE_LIMITS": "off"}
     api_proc = None
     try:
         r = redis.Redis(port=redis_port)

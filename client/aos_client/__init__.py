@@ -24,6 +24,7 @@ from .errors import (
     TooManyRequests,
     Unauthorized,
     UnprocessableEntity,
+    UnsupportedMediaType,
 )
 from .models import (
     ActionId,
@@ -79,6 +80,7 @@ from .models import (
     Owner,
     PassMove,
     Phase,
+    PlayerName,
     PlayerView,
     Problem,
     ProduceMove,
@@ -166,6 +168,7 @@ __all__ = [
     "PassMove",
     "PayloadTooLarge",
     "Phase",
+    "PlayerName",
     "PlayerView",
     "PreconditionFailed",
     "Problem",
@@ -189,6 +192,7 @@ __all__ = [
     "TurnOrderPassMove",
     "Unauthorized",
     "UnprocessableEntity",
+    "UnsupportedMediaType",
     "UpgradeLocomotiveMove",
     "UrbanizeMove",
     "Verdict",

@@ -328,23 +328,6 @@ class AosClient:
         )
         return MapDetail.from_dict(data)
 
-    def get_metrics(self, *, timeout: float | None = None) -> str:
-        """Metrics for Prometheus.
-
-        The Prometheus text exposition format: request counts and latencies by route, moves applied
-        and refused, store errors and retries, games created. For the platform's scraper; the
-        operator's runbook (deploy/README.md) says what each metric means.
-
-        `GET /metrics` (operationId `getMetrics`).
-        """
-        data = self._request(
-            "GET",
-            "/metrics",
-            expect="text",
-            timeout=timeout,
-        )
-        return data
-
     def get_openapi(self, *, timeout: float | None = None) -> str:
         """This contract.
 

@@ -85,6 +85,10 @@ class PayloadTooLarge(ApiError):
     """413: the body is larger than the service accepts."""
 
 
+class UnsupportedMediaType(ApiError):
+    """415: the body was not sent as `application/json`."""
+
+
 class IllegalMove(ApiError):
     """422: well formed but not allowed; `.code` names the rule (e.g. `INSUFFICIENT_CASH`)."""
 
@@ -107,6 +111,7 @@ ERRORS_BY_STATUS: dict[int, type[ApiError]] = {
     409: Conflict,
     412: PreconditionFailed,
     413: PayloadTooLarge,
+    415: UnsupportedMediaType,
     422: IllegalMove,
     429: TooManyRequests,
     503: ServiceUnavailable,

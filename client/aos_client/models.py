@@ -110,6 +110,13 @@ Phase = Literal[
     "production",
     "finished",
 ]
+# 1-64 characters, with no leading or trailing white space, and only characters that print: no
+# control (Unicode category Cc), format (Cf: bidi overrides, zero-width spaces, the BOM), private-
+# use (Co), surrogate (Cs) or unassigned (Cn) character, so never U+FFFE or U+FFFF. The pattern
+# spells out the refused characters of the Basic Multilingual Plane; the service also refuses
+# private-use and unassigned characters beyond it (Cn as of its Unicode version). Anything else is
+# `400 VALIDATION_ERROR`.
+PlayerName = str
 # An amount per seat; keys are seat numbers as strings.
 SeatAmounts = dict[str, int]
 Sha256Hex = str
@@ -1320,7 +1327,7 @@ class NewGamePlayer(_Model):
     _FIELDS = (("name", "name", True),)
     _REQUIRED = ("name",)
 
-    name: str
+    name: PlayerName
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -1585,6 +1592,12 @@ class RecordInput(_Model):
     options: dict[str, bool | int | str | None]
     seed_commitment: Sha256Hex
     seed: str
+    # At most 2000 moves (the longest games measured have about 310), so that a replay is a bounded
+    # amount of work; an operator may lower the bound (`AOS_MAX_RECORD_MOVES`: a longer record is
+    # then `400 RECORD_TOO_LONG` with `max_moves`). The header is checked first (rules version, map,
+    # players, seed commitment), then each move as it is replayed: the first move that does not
+    # match the contract is a `400` with its `index`, the first illegal one a `422` with its
+    # `index`.
     moves: list[RecordMove]
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1609,7 +1622,7 @@ class RecordInputPlayer(_Model):
     _FIELDS = (("name", "name", True),)
     _REQUIRED = ("name",)
 
-    name: str
+    name: PlayerName
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -10,9 +10,10 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import instrumentation, logs, metrics, problems
+from . import bodies, instrumentation, limits, logs, metrics, problems, security
 from .config import Settings
 from .gameplay import Games
+from .proxies import TrustedProxies
 from .routes import bp
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,10 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
     instrumentation.install(app)
+    bodies.install(app)
+    security.install(app)
     app.register_blueprint(bp)
+    limits.install(app, settings)  # after the routes: it limits their view functions
+    app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -16,6 +16,17 @@ class Settings:
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
+    max_record_moves: int = 2000  # an imported record's moves; the contract's maxItems is the most
+    # Rate limits (service/api/limits.py): strings of the `limits` library, ";" between windows.
+    rate_limits: bool = True  # AOS_RATE_LIMITS=off turns them all off
+    rate_limit_create: str = "30/minute;300/hour;1000/day"  # new games, per client address
+    rate_limit_import: str = "10/minute;100/hour;300/day"  # record imports, per client address
+    rate_limit_writes: str = "30/second;1200/minute"  # moves, validations...: per seat token
+    rate_limit_strategy: str = "fixed-window"  # one counter per window: Retry-After is exact
+    rate_limit_storage: str | None = None  # a Redis URL shared by every instance; None: memory
+    rate_limit_exempt: str = ""  # addresses or networks never limited (a host's own backend)
+    trusted_proxies: str = "127.0.0.1"  # FORWARDED_ALLOW_IPS, as gunicorn reads it
+    redis_timeout: float = 1.0
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -26,5 +37,24 @@ class Settings:
             "finished_ttl": "AOS_FINISHED_TTL",
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
             "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
+            "max_record_moves": "AOS_MAX_RECORD_MOVES",
         }
-        return cls(**{field: int(env[var]) for field, var in names.items() if var in env})
+        values: dict[str, object] = {field: int(env[var]) for field, var in names.items() if var in env}
+        texts = {
+            "rate_limit_create": "AOS_RATE_LIMIT_CREATE",
+            "rate_limit_import": "AOS_RATE_LIMIT_IMPORT",
+            "rate_limit_writes": "AOS_RATE_LIMIT_WRITES",
+            "rate_limit_strategy": "AOS_RATE_LIMIT_STRATEGY",
+            "rate_limit_exempt": "AOS_RATE_LIMIT_EXEMPT",
+            "trusted_proxies": "FORWARDED_ALLOW_IPS",
+        }
+        # An empty variable (compose passes `${X:-}` on) means the default.
+        values.update({field: env[var] for field, var in texts.items() if env.get(var, "").strip()})
+        if env.get("AOS_RATE_LIMITS", "").strip():
+            values["rate_limits"] = env["AOS_RATE_LIMITS"].strip().lower() not in ("off", "0", "false", "no")
+        storage = env.get("AOS_RATE_LIMIT_STORAGE") or env.get("REDIS_URL")
+        if storage:
+            values["rate_limit_storage"] = storage
+        if "AOS_REDIS_TIMEOUT" in env:
+            values["redis_timeout"] = float(env["AOS_REDIS_TIMEOUT"])
+        return cls(**values)

@@ -20,8 +20,18 @@ def etag(version: int) -> str:
     return f'"{version}"'
 
 
+def strong_tags(header: str | None) -> str | None:
+    """An If-Match header with its weak tags left out: If-Match compares strongly (RFC 9110
+    13.1.1), so `W/"3"` never matches, even at version 3. A header of weak tags only is kept
+    as an empty one, which matches nothing."""
+    if header is None:
+        return None
+    return ", ".join(tag.strip() for tag in header.split(",") if not tag.strip().startswith("W/"))
+
+
 def etag_matches(header: str | None, version: int) -> bool:
-    """Whether an If-None-Match / If-Match header names this version (or is `*`)."""
+    """Whether an If-None-Match header names this version (or is `*`), weakly (RFC 9110 13.1.2);
+    pass If-Match through `strong_tags` first."""
     if header is None:
         return False
     wanted = etag(version)

@@ -12,10 +12,10 @@ from marshmallow import ValidationError
 from service.engine.errors import SetupError
 from service.render import board_svg
 
-from . import tokens
+from . import bodies, tokens
 from .gameplay import Games, map_info, map_json, maps_json
 from .problems import ApiError
-from .responses import etag, etag_matches, json_response, raw_json
+from .responses import etag, etag_matches, json_response, raw_json, strong_tags
 from .schemas import UnknownMoveType, load_create, load_move
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
@@ -37,11 +37,7 @@ def game_id_of(value: str) -> str:
 
 
 def json_body() -> Any:
-    data = request.get_data()
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}") from None
+    return bodies.json_body()
 
 
 def invalid(exc: ValidationError) -> ApiError:
@@ -108,6 +104,10 @@ def create_game() -> Response:
         body = load_create(raw)
     except ValidationError as exc:
         raise invalid(exc) from None
+    bound = games().settings.max_record_moves
+    if "record" in body and len(body["record"]["moves"]) > bound:
+        raise ApiError(400, "RECORD_TOO_LONG", f"this service replays records of at most {bound} moves",
+                       max_moves=bound)
     created = games().create(body, raw, key)
     g.game_id = created.game_id
     version = orjson.loads(created.body)["version"]
@@ -152,7 +152,7 @@ def apply_move(game_id: str) -> Response:
         game_id,
         seat,
         move,
-        if_match=precondition("If-Match"),
+        if_match=strong_tags(precondition("If-Match")),
         idempotency_key=key,
         stored=stored,
     )

@@ -6,9 +6,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import re
 import secrets
 
 from .problems import ApiError
+
+# The seat of a token is one ASCII digit. Not str.isdigit(): it takes '²' (which int() refuses)
+# and '٣' (which int() reads as 3), neither of which a token of ours holds.
+SEAT_DIGIT = re.compile(r"[0-9]", re.ASCII)
 
 
 def new_secret() -> str:
@@ -54,7 +59,7 @@ def bearer(header: str | None) -> str:
 def token_game(token: str, game_id: str) -> tuple[str, int]:
     """Check a token's form and game before the game is loaded: (token, its seat)."""
     parts = token.split(".")
-    if len(parts) != 3 or not parts[1].isdigit() or len(parts[1]) > 1:
+    if len(parts) != 3 or not SEAT_DIGIT.fullmatch(parts[1]):
         raise ApiError(
             401, "TOKEN_INVALID", "this is not a seat token", headers={"WWW-Authenticate": "Bearer"}
         )

@@ -5,7 +5,9 @@ by its owner, with a legend of the players. Input is the game view and the map's
 from __future__ import annotations
 
 import math
-from xml.sax.saxutils import escape, quoteattr
+import re
+from xml.sax.saxutils import escape as _escape
+from xml.sax.saxutils import quoteattr
 
 SIZE = 28.0  # hex circumradius in pixels
 MARGIN = 20.0
@@ -33,6 +35,15 @@ CUBE = {
 # Owners' track colours, chosen apart from the cube colours.
 SEATS = ("#e8590c", "#0ca678", "#c2255c", "#1098ad", "#5f3dc4", "#74b816")
 UNOWNED = "#868e96"
+
+
+# Characters XML 1.0 cannot hold at all, not even as references: replaced, so that a name stored
+# before names were checked cannot make the document ill-formed.
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def escape(text: str) -> str:
+    return _escape(NOT_XML.sub("\ufffd", text))
 
 
 # The neighbour across each edge, in axial coordinates (the contract's numbering).

@@ -7,15 +7,21 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 
 import pytest
 
 
-def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+        return sock.getsockname()[1]
+
+
+def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
+    port = free_port()
+    env = {"AOS_METRICS_PORT": str(free_port()), **env}  # not the deploy's 9100: tests run side by side
     proc = subprocess.Popen(
         [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
@@ -55,3 +61,22 @@ def test_runs_on_redis_with_redis_url(redis_url: str) -> None:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/ready") as response:
         assert b'"store":"redis"' in response.read()
     assert "storing games in Redis at redis://127.0.0.1" in stop(proc)
+
+
+def test_metrics_are_on_their_own_port_and_no_banner_names_the_software() -> None:
+    metrics_port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    proc, port = serve({**env, "AOS_METRICS_PORT": str(metrics_port)})
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health") as response:
+            assert response.headers["Server"] == "aos-rules"
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics")
+        assert missing.value.code == 404
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics") as response:
+            text = response.read().decode()
+            assert response.headers["Server"] == "aos-rules"
+            assert response.headers["X-Content-Type-Options"] == "nosniff"
+        assert 'aos_http_requests_total{method="GET",route="/v1/health",status="200"}' in text
+    finally:
+        stop(proc)

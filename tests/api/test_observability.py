@@ -8,7 +8,7 @@ import logging
 import pytest
 from prometheus_client import REGISTRY
 
-from service.api import create_app, logs
+from service.api import create_app, logs, metrics
 from service.api.config import Settings
 from service.store import CommitResult, MemoryStore, Outcome, RedisStore
 
@@ -30,10 +30,9 @@ def info_level():
 
 
 def test_metrics_expose_every_documented_family(api) -> None:
-    response = api.client.get("/metrics")
-    assert response.status_code == 200
-    assert response.content_type.startswith("text/plain")
-    text = response.get_data(as_text=True)
+    data, content_type = metrics.exposition()
+    assert content_type.startswith("text/plain")
+    text = data.decode()
     for family in (
         "aos_http_requests_total",
         "aos_http_request_duration_seconds",
@@ -57,7 +56,7 @@ def test_requests_are_counted_by_url_rule_and_timed(api) -> None:
     assert sample("aos_http_requests_total", route=rule, method="GET", status="404") == before + 3
     assert sample("aos_http_request_duration_seconds_count", route=rule, method="GET") == timed + 3
     assert sample("aos_http_requests_total", route="unmatched", method="GET", status="404") == unmatched + 1
-    text = api.client.get("/metrics").get_data(as_text=True)
+    text = metrics.exposition()[0].decode()
     assert "nope1" not in text  # raw paths never become labels
 
 
@@ -140,7 +139,6 @@ def test_every_response_has_a_request_id_errors_included(api) -> None:
         api.client.delete("/v1/health"),  # 405
         api.client.get("/no/such/path"),  # 404 outside the contract
         api.client.get(f"/v1/games/{game['game_id']}", headers={"If-None-Match": '"0"'}),  # 304
-        api.client.get("/metrics"),
     ]
     ids = [r.headers.get("X-Request-Id") for r in responses]
     assert all(ids), [(r.status_code, r.headers) for r in responses]
@@ -202,3 +200,8 @@ def test_log_level_comes_from_the_environment(openapi, violations, monkeypatch, 
     monkeypatch.setenv("LOG_LEVEL", "loud")
     with pytest.raises(ValueError, match="LOG_LEVEL"):
         make_app(openapi, violations, MemoryStore())
+
+
+def test_the_api_does_not_serve_metrics(api) -> None:
+    # They are on a port of their own (service/serving.py), for the platform's scraper only.
+    assert api.client.get("/metrics").status_code == 404

@@ -77,7 +77,14 @@ def test_workers_from_web_concurrency(monkeypatch):
     assert conf.workers == 7
     assert conf.bind == ["0.0.0.0:9123"]
     assert conf.loglevel == "warning"
-    assert conf.worker_class == "sync"
+    # One of our workers (gunicorn's, whose own error answers are problem+json).
+    assert conf.worker_class in conf.WORKER_CLASSES.values()
+    from gunicorn.util import load_class
+
+    from service.serving import ProblemErrors
+
+    for path in conf.WORKER_CLASSES.values():
+        assert issubclass(load_class(path), ProblemErrors), path
     assert conf.preload_app is False
     assert conf.accesslog is None  # the app writes the access lines (JSON, with the route)
     assert conf.max_requests > 0 and conf.max_requests_jitter > 0

@@ -108,6 +108,7 @@ def _get(url: str) -> tuple[int, dict[str, str], bytes]:
 
 
 def _serve(image_root: Path, port: int, **env: str) -> subprocess.Popen[str]:
+    env.setdefault("AOS_METRICS_PORT", str(_free_port()))  # not the deploy's 9100: tests run side by side
     proc = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "--config", "gunicorn.conf.py",
          "service.api:create_app()"],
@@ -141,16 +142,17 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 
 def test_image_layout_serves_and_shuts_down_gracefully(image_root):
-    port = _free_port()
-    proc = _serve(image_root, port)
+    port, metrics_port = _free_port(), _free_port()
+    proc = _serve(image_root, port, AOS_METRICS_PORT=str(metrics_port))
     try:
         status, headers, _ = _get(f"http://127.0.0.1:{port}/v1/health")
         assert status == 200
         assert _get(f"http://127.0.0.1:{port}/v1/ready")[0] == 200  # in-memory store
         for _ in range(6):  # likely spread over both workers
             _get(f"http://127.0.0.1:{port}/v1/health")
-        # Multi-process mode: one scrape, answered by one worker, counts every worker's requests.
-        status, _, metrics = _get(f"http://127.0.0.1:{port}/metrics")
+        # The master serves the metrics on their own port, every worker's requests summed.
+        assert _get(f"http://127.0.0.1:{port}/metrics")[0] == 404
+        status, _, metrics = _get(f"http://127.0.0.1:{metrics_port}/metrics")
         assert status == 200
         counted = re.search(
             r'^aos_http_requests_total\{method="GET",route="/v1/health",status="200"\} (\S+)$',

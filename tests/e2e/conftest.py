@@ -87,7 +87,15 @@ def e2e_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def gunicorn(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
+def metrics_port() -> int:
+    """The port the master serves /metrics on (never the deploy's 9100: tests run side by side)."""
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def gunicorn(
+    e2e_redis: str, metrics_port: int, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, int]]:
     """gunicorn 'service.api:create_app()' with WORKERS sync workers on the e2e Redis: (URL, master pid)."""
     port = free_port()
     log = tmp_path_factory.mktemp("gunicorn") / "gunicorn.log"
@@ -98,8 +106,9 @@ def gunicorn(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         "PORT": str(port),
         "WEB_CONCURRENCY": str(WORKERS),
         "LOG_LEVEL": "warning",
+        "AOS_METRICS_PORT": str(metrics_port),
     }
-    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # the config makes a fresh one
     args = [
         sys.executable,
         "-m",
@@ -132,3 +141,32 @@ def gunicorn(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 @pytest.fixture(scope="session")
 def service_url(gunicorn: tuple[str, int]) -> str:
     return gunicorn[0]
+
+
+@pytest.fixture(scope="session")
+def metrics_url(gunicorn: tuple[str, int], metrics_port: int) -> str:
+    return f"http://127.0.0.1:{metrics_port}/metrics"
+
+
+@pytest.fixture(scope="session")
+def gevent_url(e2e_redis: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same service on our gevent worker (service/serving.py), one worker, no metrics port."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("gunicorn-gevent") / "gunicorn.log"
+    env = {**os.environ, "REDIS_URL": e2e_redis, "LOG_LEVEL": "warning", "AOS_METRICS_PORT": "off"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    args = [
+        sys.executable, "-m", "gunicorn", "--config", str(ROOT / "deploy" / "gunicorn.conf.py"),
+        "--worker-class", "service.serving.GeventWorker", "--workers", "1",
+        "--bind", f"127.0.0.1:{port}", "service.api:create_app()",
+    ]  # fmt: skip
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: requests.get(f"{url}/v1/ready", timeout=1).ok, "gunicorn (gevent)", process, log)
+        yield url
+    finally:
+        stop(process)

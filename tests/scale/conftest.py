@@ -123,8 +123,9 @@ class Cluster:
 class Service:
     """The API under gunicorn, as the image runs it (deploy/gunicorn.conf.py), on its own port."""
 
-    def __init__(self, workdir: Path, redis_url: str) -> None:
+    def __init__(self, workdir: Path, redis_url: str, **env: str) -> None:
         self.port = free_port()
+        self.metrics_port = free_port()
         self.log_path = workdir / f"service-{self.port}.log"
         self.env = {
             **os.environ,
@@ -133,13 +134,23 @@ class Service:
             "WEB_CONCURRENCY": "2",
             "REDIS_URL": redis_url,
             "PROMETHEUS_MULTIPROC_DIR": str(workdir / f"metrics-{self.port}"),
+            "AOS_METRICS_PORT": str(self.metrics_port),
             "LOG_LEVEL": "info",
+            # The limits' counters live in the same Redis (a cluster too), but these tests play
+            # games flat out from one address: allowances they never reach.
+            "AOS_RATE_LIMIT_CREATE": "10000/minute",
+            "AOS_RATE_LIMIT_WRITES": "10000/second",
+            **env,
         }
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def start(self) -> None:
         log = open(self.log_path, "ab")  # noqa: SIM115 - the process owns it
@@ -181,9 +192,9 @@ def services(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A factory: n service instances on one REDIS_URL, all stopped after the test."""
     started: list[Service] = []
 
-    def start(redis_url: str, n: int = 2) -> list[Service]:
+    def start(redis_url: str, n: int = 2, **env: str) -> list[Service]:
         for _ in range(n):
-            service = Service(tmp_path, redis_url)
+            service = Service(tmp_path, redis_url, **env)
             started.append(service)
             service.start()
         return started[-n:]

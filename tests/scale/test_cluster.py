@@ -14,8 +14,8 @@ from service.store.keys import game_keys
 from tests.scale.http_play import TIMEOUT, HttpGame
 
 
-def scrape(base_url: str) -> dict[tuple[str, tuple], float]:
-    text = requests.get(f"{base_url}/metrics", timeout=TIMEOUT).text
+def scrape(metrics_url: str) -> dict[tuple[str, tuple], float]:
+    text = requests.get(metrics_url, timeout=TIMEOUT).text
     return {
         (s.name, tuple(sorted(s.labels.items()))): s.value
         for family in text_string_to_metric_families(text)
@@ -77,7 +77,7 @@ def test_whole_games_through_two_instances_on_a_cluster(cluster, services) -> No
     assert len(slots) == len(games)
 
     moves = sum(g.version for g in games)
-    samples = [scrape(url) for url in urls]
+    samples = [scrape(service.metrics_url) for service in (one, two)]
     assert sum(total(s, "aos_moves_applied_total", map="rust_belt") for s in samples) == moves
     assert sum(total(s, "aos_store_errors_total") for s in samples) == 0
     for s in samples:  # both instances served moves, and no 5xx at all
@@ -105,3 +105,16 @@ def test_request_ids_and_json_logs_under_gunicorn(cluster, services) -> None:
     assert any(line["request_id"] == missing.headers["X-Request-Id"] for line in access)
     # One line per request: the app writes it, gunicorn's own access log is off.
     assert len([line for line in access if line["request_id"] == "trace-0042"]) == 1
+
+
+def test_rate_limits_are_counted_in_the_cluster_and_shared_by_both_instances(cluster, services) -> None:
+    one, two = services(cluster.url, 2, AOS_RATE_LIMIT_CREATE="3/minute")
+    body = {"map": "rust_belt", "players": [{"name": n} for n in ("a", "b", "c")], "seed": "limits"}
+    statuses = [requests.post(f"{url}/v1/games", json=body, timeout=TIMEOUT).status_code
+                for url in (one.url, two.url, one.url, two.url, one.url)]
+    assert statuses == [201, 201, 201, 429, 429]
+    refused = requests.post(f"{two.url}/v1/games", json=body, timeout=TIMEOUT)
+    assert refused.json()["code"] == "RATE_LIMITED" and int(refused.headers["Retry-After"]) >= 1
+    for service in (one, two):
+        service.stop()
+        assert "falling back to in-memory" not in service.log()  # the cluster held the counts

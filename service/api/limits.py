@@ -1,0 +1,184 @@
+"""Rate limits, shared by every instance: Flask-Limiter (on the `limits` library), its counters in
+Redis when one is configured (REDIS_URL), in this process's memory otherwise.
+
+Three policies, each a list of windows (`30/minute;300/hour`), set by the environment
+(Settings): `create` (new games) and `import` (record replays) per client address, and `writes`
+(moves, validations, every other POST/PUT/PATCH/DELETE under a game) per seat token, so one
+player's bot cannot spend another's allowance; a write without a token counts against its
+address. A refused request is `429 RATE_LIMITED` (problem+json) with `Retry-After`; every
+limited response carries the IETF draft's `RateLimit-Policy` and `RateLimit` fields
+(draft-ietf-httpapi-ratelimit-headers), which Flask-Limiter does not write itself.
+
+The check runs before the request does any work (before the token, the game or the body's
+rules are looked at). Should the counters' Redis fail, Flask-Limiter counts in memory until it
+is back: the limits hold per process meanwhile, and a request never fails because of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import time
+
+from flask import Flask, Response, request
+from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
+from limits import parse_many
+
+from . import bodies
+from .config import Settings
+from .problems import problem
+from .proxies import address_in, networks
+
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+GAME_RULE_PREFIX = "/v1/games/<game_id>/"
+CREATE_ENDPOINT = "v1.create_game"
+KEY_PREFIX = "aos:v1:ratelimit"
+# redis-py's schemes as REDIS_URL spells them -> the `limits` storage schemes.
+STORAGE_SCHEMES = {"redis+cluster": "redis+cluster", "rediss+cluster": "redis+cluster"}
+
+
+def client_address() -> str:
+    """The client's address (behind a trusted proxy, the one it forwarded: see proxies.py)."""
+    return request.remote_addr or "unknown"
+
+
+def writer_key() -> str:
+    """A write's bucket: its seat token's digest (tokens are secrets, never stored as such), or
+    its address when it sends none."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return "seat:" + hashlib.sha256(token.strip().encode()).hexdigest()[:32]
+    return "addr:" + client_address()
+
+
+def is_import() -> bool:
+    body = bodies.parsed_json()
+    return isinstance(body, dict) and "record" in body
+
+
+def storage_uri(url: str | None) -> tuple[str, dict]:
+    """The `limits` storage URI and options for REDIS_URL (memory when there is none)."""
+    if not url:
+        return "memory://", {}
+    scheme, sep, rest = url.partition("://")
+    if scheme in STORAGE_SCHEMES:
+        options = {"ssl": True} if scheme.startswith("rediss") else {}
+        return STORAGE_SCHEMES[scheme] + sep + rest, options
+    return url, {}
+
+
+def policy_name(policy: str, limit: RequestLimit) -> str:
+    return f"{policy}-{limit.limit.get_expiry()}s"
+
+
+class RateLimits:
+    def __init__(self, app: Flask, settings: Settings) -> None:
+        uri, options = storage_uri(settings.rate_limit_storage)
+        if uri != "memory://":
+            timeout = settings.redis_timeout
+            options |= {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+        self.exempt = networks(settings.rate_limit_exempt) if settings.rate_limit_exempt.strip() else []
+        self.limiter = Limiter(
+            client_address,
+            storage_uri=uri,
+            storage_options=options,
+            strategy=settings.rate_limit_strategy,
+            key_prefix=KEY_PREFIX,
+            headers_enabled=False,  # the draft's fields are written below instead
+            in_memory_fallback_enabled=True,
+            swallow_errors=True,
+            enabled=settings.rate_limits,
+        )
+        self.limiter.request_filter(self._exempt)
+        self.limiter.init_app(app)
+        # Which policy each limit string belongs to, for the header names.
+        self.policies = {
+            "create": settings.rate_limit_create,
+            "import": settings.rate_limit_import,
+            "writes": settings.rate_limit_writes,
+        }
+        # RateLimit-Policy is the configuration: written once, looked up nowhere.
+        self.fields = {
+            policy: ", ".join(
+                f'"{policy}-{item.get_expiry()}s";q={item.amount};w={item.get_expiry()}'
+                for item in parse_many(text)
+            )
+            for policy, text in self.policies.items()
+        }
+        self._limit_views(app)
+        app.after_request(self._headers)
+        app.register_error_handler(RateLimitExceeded, self._refused)
+
+    def _exempt(self) -> bool:
+        return bool(self.exempt) and address_in(client_address(), self.exempt)
+
+    def _limit_views(self, app: Flask) -> None:
+        views = app.view_functions
+        creates = self.limiter.limit(
+            self.policies["create"], key_func=client_address, exempt_when=is_import, scope="create"
+        )
+        imports = self.limiter.limit(
+            self.policies["import"], key_func=client_address,
+            exempt_when=lambda: not is_import(), scope="import",
+        )
+        views[CREATE_ENDPOINT] = creates(imports(views[CREATE_ENDPOINT]))
+        writes = self.limiter.shared_limit(
+            self.policies["writes"], scope="writes", key_func=writer_key, methods=list(WRITE_METHODS)
+        )
+        for rule in app.url_map.iter_rules():
+            if rule.rule.startswith(GAME_RULE_PREFIX) and set(rule.methods or ()) & set(WRITE_METHODS):
+                views[rule.endpoint] = writes(views[rule.endpoint])
+
+    def _policy_of(self, limit: RequestLimit) -> str:
+        # The scope is the last of the limit's arguments: `<endpoint>:create`, or `writes`.
+        policy = limit.request_args[-1].rsplit(":", 1)[-1]
+        return policy if policy in self.policies else "limit"
+
+    def _state(self, current: RequestLimit) -> str:
+        """The RateLimit field: the state of the window that matters most (the breached one,
+        else the shortest), one lookup in the counters' store rather than one per window."""
+        reset, remaining = current.window
+        name = policy_name(self._policy_of(current), current)
+        return f'"{name}";r={max(0, remaining)};t={max(0, math.ceil(reset - time.time()))}'
+
+    def _headers(self, response: Response) -> Response:
+        limits = self.limiter.current_limits
+        if not limits:
+            return response
+        applied = dict.fromkeys(self._policy_of(limit) for limit in limits)
+        response.headers["RateLimit-Policy"] = ", ".join(
+            self.fields[policy] for policy in applied if policy in self.fields
+        )
+        current = self.limiter.current_limit
+        if current is not None:
+            # The counters' store down: no field, and no failure either.
+            with contextlib.suppress(Exception):
+                response.headers["RateLimit"] = self._state(current)
+        return response
+
+    def _refused(self, exc: RateLimitExceeded) -> Response:
+        breached = next((limit for limit in self.limiter.current_limits if limit.breached), None)
+        retry = 1
+        name = "limit"
+        if breached is not None:
+            name = policy_name(self._policy_of(breached), breached)
+            try:
+                retry = max(1, math.ceil(breached.window[0] - time.time()))
+            except Exception:  # noqa: BLE001 - as in _headers
+                retry = breached.limit.get_expiry()
+        return problem(
+            429,
+            "RATE_LIMITED",
+            f"too many requests: the {name} limit ({exc.limit.limit}) is spent; retry in {retry} s",
+            {"Retry-After": str(retry)},
+            policy=name,
+        )
+
+
+def install(app: Flask, settings: Settings) -> RateLimits:
+    limits = RateLimits(app, settings)
+    app.extensions["aos.limits"] = limits
+    return limits
+
