@@ -10,7 +10,7 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import instrumentation, logs, metrics, problems
+from . import cors, instrumentation, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -37,6 +37,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.extensions["aos.games"] = Games(store, settings)
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
+    cors.install(app)
     instrumentation.install(app)
     app.register_blueprint(bp)
     log.info("aos-rules API on the %s store", store.kind)
