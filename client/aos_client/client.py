@@ -37,6 +37,8 @@ from .models import (
     MoveResult,
     Record,
     Seat,
+    SeatList,
+    SeatToken,
     Verdict,
     _list_of,
 )
@@ -315,17 +317,33 @@ class AosClient:
         )
         return LegalMoves.from_dict(data)
 
-    def get_map(self, map: MapIdPath, *, timeout: float | None = None) -> MapDetail:
+    def get_map(
+        self,
+        map: MapIdPath,
+        *,
+        if_none_match: int | str | None = None,
+        timeout: float | None = None,
+    ) -> MapDetail | None:
         """One map's geometry and features, for drawing a board.
 
+        Every hex with its terrain and board position, the cities, towns, new-city tiles, terrain
+        costs and the map's own features. Like the list, it never changes within a release: `ETag`,
+        `Cache-Control`, and `304` to a matching `If-None-Match`.
+
         `GET /v1/maps/{map}` (operationId `getMap`).
+
+        Returns None on `304 Not Modified`.
         """
         data = self._request(
             "GET",
             f"/v1/maps/{_quote(map)}",
+            headers={"If-None-Match": _etag(if_none_match)},
             expect="json",
+            not_modified=True,
             timeout=timeout,
         )
+        if data is None:
+            return None
         return MapDetail.from_dict(data)
 
     def get_metrics(self, *, timeout: float | None = None) -> str:
@@ -386,18 +404,80 @@ class AosClient:
         )
         return Record.from_dict(data)
 
-    def list_maps(self, *, timeout: float | None = None) -> list[MapSummary]:
+    def list_maps(
+        self,
+        *,
+        if_none_match: int | str | None = None,
+        timeout: float | None = None,
+    ) -> list[MapSummary] | None:
         """The maps, with player range, rounds per player count and options.
 
+        Every map this build knows, with whether games can be created on it. The list never changes
+        within a release: it carries an `ETag` and `Cache-Control`, and answers `304` to an `If-
+        None-Match` naming its tag.
+
         `GET /v1/maps` (operationId `listMaps`).
+
+        Returns None on `304 Not Modified`.
         """
         data = self._request(
             "GET",
             "/v1/maps",
+            headers={"If-None-Match": _etag(if_none_match)},
+            expect="json",
+            not_modified=True,
+            timeout=timeout,
+        )
+        if data is None:
+            return None
+        return _list_of(MapSummary.from_dict)(data)
+
+    def list_seats(self, game_id: GameId, *, token: str, timeout: float | None = None) -> SeatList:
+        """Which seats are claimed (game-admin token).
+
+        For the creator, with the game-admin token from `POST /v1/games`: each seat's name and
+        whether it is *claimed*, i.e. its current token has been used in an authenticated request (a
+        move, or `moves/validate` with the token). A reissued seat is unclaimed until its new token
+        is used.
+
+        `GET /v1/games/{game_id}/seats` (operationId `listSeats`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{_quote(game_id)}/seats",
+            token=token,
             expect="json",
             timeout=timeout,
         )
-        return _list_of(MapSummary.from_dict)(data)
+        return SeatList.from_dict(data)
+
+    def reissue_seat_token(
+        self,
+        game_id: GameId,
+        seat: Seat,
+        *,
+        token: str,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> SeatToken:
+        """Reissue a seat's token (game-admin token).
+
+        Makes a new token for the seat and answers it, shown this once; the seat's old token stops
+        working at once (a request that arrives with it afterwards is `401 TOKEN_INVALID`). The seat
+        becomes unclaimed. A repeat with the same `Idempotency-Key` answers the same new token and
+        changes nothing more. No body.
+
+        `POST /v1/games/{game_id}/seats/{seat}/token` (operationId `reissueSeatToken`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{_quote(game_id)}/seats/{_quote(seat)}/token",
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return SeatToken.from_dict(data)
 
     def validate_move(
         self,

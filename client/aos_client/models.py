@@ -511,6 +511,7 @@ class CreatedGame(GameView):
         ("reproducible", "reproducible", False),
         ("options", "options", False),
         ("seats", "seats", True),
+        ("admin_token", "admin_token", True),
     )
     _REQUIRED = (
         "game_id",
@@ -534,9 +535,13 @@ class CreatedGame(GameView):
         "scores",
         "seed_commitment",
         "seats",
+        "admin_token",
     )
 
     seats: list[CreatedGameSeat]
+    # The game-admin token: reissues seat tokens and reads which seats are claimed
+    # (`/v1/games/{game_id}/seats`). Shown this once; keep it apart from the seat tokens.
+    admin_token: str
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> CreatedGame:
@@ -564,6 +569,7 @@ class CreatedGame(GameView):
             reproducible=d.get("reproducible"),
             options=d.get("options"),
             seats=_list_of(CreatedGameSeat.from_dict)(d["seats"]),
+            admin_token=d["admin_token"],
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1723,6 +1729,70 @@ class Score(_Model):
             share_points=d["share_points"],
             track_points=d["track_points"],
             rank=d["rank"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class SeatList(_Model):
+    """The seats of a game as its creator sees them."""
+
+    _FIELDS = (("seats", "seats", True),)
+    _REQUIRED = ("seats",)
+
+    seats: list[SeatListSeat]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeatList:
+        return cls(
+            seats=_list_of(SeatListSeat.from_dict)(d["seats"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class SeatListSeat(_Model):
+    """The `SeatListSeat` object."""
+
+    _FIELDS = (("seat", "seat", True), ("name", "name", True), ("claimed", "claimed", True))
+    _REQUIRED = ("seat", "name", "claimed")
+
+    seat: Seat
+    name: str
+    # The seat's current token has been used in an authenticated request.
+    claimed: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeatListSeat:
+        return cls(
+            seat=d["seat"],
+            name=d["name"],
+            claimed=d["claimed"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class SeatToken(_Model):
+    """A seat's new token, shown this once."""
+
+    _FIELDS = (("seat", "seat", True), ("name", "name", True), ("token", "token", True))
+    _REQUIRED = ("seat", "name", "token")
+
+    seat: Seat
+    name: str
+    # Send as `Authorization: Bearer <token>`.
+    token: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeatToken:
+        return cls(
+            seat=d["seat"],
+            name=d["name"],
+            token=d["token"],
             extra=_extra(d, cls._FIELDS),
         )
 

@@ -14,6 +14,7 @@ from . import cors, instrumentation, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
+from .seats import seats_bp
 
 log = logging.getLogger(__name__)
 
@@ -40,5 +41,6 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     cors.install(app)
     instrumentation.install(app)
     app.register_blueprint(bp)
+    app.register_blueprint(seats_bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app

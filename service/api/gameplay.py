@@ -15,7 +15,7 @@ from service.engine import game
 from service.engine.errors import IllegalMove, SetupError
 from service.store import GameExists, GameStore, IdemRecord, Outcome, Stored
 
-from . import metrics, tokens
+from . import admin, metrics, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -150,9 +150,10 @@ class Games:
         ids = [game_id] if idempotency_key is not None else [_random_id() for _ in range(3)]
         for game_id in ids:
             seats, hashes = self._seats(game_id, state, idempotency_key, salt)
+            admin_token, admin_hash = admin.admin_token(game_id, idempotency_key, salt)
             version = len(log)
             view = full_view(state, game_id, version)
-            meta = orjson.dumps({"tokens": hashes})
+            meta = orjson.dumps({"tokens": hashes, "admin": admin_hash})
             public = {**view, "seats": [{k: s[k] for k in ("seat", "name")} for s in seats]}
             idem = None
             if idempotency_key is not None:
@@ -178,7 +179,7 @@ class Games:
             if prior is not None:
                 return self._replay_create(game_id, prior, fp, idempotency_key)
             metrics.GAMES_CREATED.labels(map=state["map"]).inc()
-            return Created(game_id, orjson.dumps({**view, "seats": seats}))
+            return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
         raise ApiError(503, "STORE_UNAVAILABLE", "could not find a free game id")
 
     def _new_state(self, body: dict) -> tuple[dict, list[bytes]]:
@@ -245,6 +246,7 @@ class Games:
         for seat in body["seats"]:
             secret = tokens.derived_secret(key, salt.decode(), seat["seat"])
             seat["token"] = tokens.make_token(game_id, seat["seat"], secret)
+        body["admin_token"] = admin.admin_token(game_id, key, salt.decode())[0]
         return Created(game_id, orjson.dumps(body))
 
     # -- moving -------------------------------------------------------------------------------

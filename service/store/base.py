@@ -16,8 +16,8 @@ from dataclasses import dataclass
 class StoreUnavailable(Exception):
     """The store cannot be reached or did not answer in time; nothing is known to have changed.
 
-    `op` names the store operation (`create`, `commit`, `load`, `history`, `idempotency`, `ping`)
-    and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the labels of the
+    `op` names the store operation (`create`, `commit`, `meta`, `load`, `history`, `idempotency`,
+    `ping`) and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the labels of the
     aos_store_errors_total metric."""
 
     def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
@@ -116,6 +116,12 @@ class GameStore(ABC):
         """Atomically: if the game is at `expected_version` (and `idem.key` is unused), store the
         new state and view at expected_version + 1, append `log_entry` to the log, remember
         `idem` and refresh the game's expiry to `ttl` seconds. All of it or none of it."""
+
+    @abstractmethod
+    def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
+        """Atomically: if the game's metadata is still `expected` (byte for byte), make it
+        `meta`. APPLIED, CONFLICT (someone changed it first: nothing written) or MISSING. The
+        version, state, log and expiry are untouched."""
 
     @abstractmethod
     def history(self, game_id: str) -> list[bytes] | None:

@@ -145,6 +145,16 @@ class MemoryStore(GameStore):
             self._remember(game_id, idem)
             return CommitResult(Outcome.APPLIED, game.version)
 
+    def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
+        with self._lock:
+            game = self._live(game_id)
+            if game is None:
+                return Outcome.MISSING
+            if game.meta != expected:
+                return Outcome.CONFLICT
+            game.meta = meta
+            return Outcome.APPLIED
+
     def history(self, game_id: str) -> list[bytes] | None:
         with self._lock:
             game = self._live(game_id)
