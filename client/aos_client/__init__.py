@@ -10,6 +10,7 @@
 See client/README.md.
 """
 
+from ._model import ModelError
 from .client import API_VERSION, AosClient
 from .errors import (
     ApiError,
@@ -158,6 +159,7 @@ __all__ = [
     "MapSummary",
     "MapSummaryOption",
     "MapSummaryPlayers",
+    "ModelError",
     "Move",
     "MoveGoodsView",
     "MoveResult",
