@@ -636,7 +636,7 @@ class Generator:
             '"""\n\n',
             "from __future__ import annotations\n\n",
             "from collections.abc import Mapping\n",
-            "from typing import Any\n\n",
+            "from typing import Any, Literal\n\n" if "Literal[" in methods else "from typing import Any\n\n",
         ]
         if helpers:
             out.append(f"from ._model import {', '.join(helpers)}\n")

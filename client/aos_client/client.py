@@ -7,7 +7,7 @@ session, timeouts, retries and the `Idempotency-Key` of every POST).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from ._model import list_of
 from ._transport import Transport, etag_of, quote_path
@@ -101,14 +101,28 @@ class AosClient(Transport):
         )
         return CreatedGame.from_dict(data)
 
-    def get_board_svg(self, game_id: GameId, *, timeout: float | None = None) -> str:
+    def get_board_svg(
+        self,
+        game_id: GameId,
+        coords: Literal["0", "1"] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> str:
         """A picture of the board as it stands.
+
+        The board a player can play from, as one SVG document: the map with its terrain, cities and
+        their goods, named towns, track in its owner's colour and the map's own features, the last
+        move outlined in the mover's colour; beside it the round, the phase and whose decision it
+        is, each player's cash, income, shares, locomotive and action, the goods display (the
+        columns in play) and a legend. `coords=1` writes each hex's `q,r`, to match the picture to
+        the API's coordinates.
 
         `GET /v1/games/{game_id}/board.svg` (operationId `getBoardSvg`).
         """
         data = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}/board.svg",
+            params={"coords": coords},
             expect="text",
             timeout=timeout,
         )

@@ -226,9 +226,18 @@ def get_record(game_id: str) -> Response:
 
 @bp.get("/games/<game_id>/board.svg")
 def get_board(game_id: str) -> Response:
-    version, data = games().view(game_id_of(game_id))
+    game_id = game_id_of(game_id)
+    coords = request.args.get("coords", "0")
+    if coords not in ("0", "1"):
+        raise ApiError(400, "BAD_QUERY", "coords is 0 or 1")
+    version, data = games().view(game_id)
     view = orjson.loads(data)
-    svg = board_svg(view, map_info(view["map"]))
+    # The log only grows: its entry `version - 1` is the move that made this view.
+    last = None
+    if version > 0:
+        entries = games().store.history(game_id) or []
+        last = orjson.loads(entries[version - 1]) if len(entries) >= version else None
+    svg = board_svg(view, map_info(view["map"]), last=last, coords=coords == "1")
     return with_etag(Response(svg, content_type="image/svg+xml; charset=utf-8"), version)
 
 
