@@ -11,13 +11,14 @@ What it writes (only what openapi.yaml decides):
   by `type`), a `oneOf` of inline objects one class with the union of their fields, an `allOf` of
   a `$ref` and objects a subclass.
 - errors.py: one `ApiError` subclass per error status the client may meet.
-- client.py: `AosClient`, one method per operation (named from its operationId).
+- client.py: `AosClient`, one method per operation (named from its operationId), plus the
+  hand-written `replay(record)` of `_replay.py`.
 - __init__.py: the public names.
 
 The fixed code they stand on is hand-written, beside them, and imported: `_model.py` (JSON in and
 out, driven by each dataclass's fields), `_errors.py` (`ApiError`), `_transport.py` (the session,
-timeouts, retries, `Idempotency-Key`). The output depends only on openapi.yaml: no timestamps,
-names sorted, ruff-clean.
+timeouts, retries, `Idempotency-Key`), `_replay.py` (`AosClient.replay`). The output depends only
+on openapi.yaml: no timestamps, names sorted, ruff-clean.
 """
 
 from __future__ import annotations
@@ -640,17 +641,19 @@ class Generator:
         ]
         if helpers:
             out.append(f"from ._model import {', '.join(helpers)}\n")
+        out.append("from ._replay import Replays\n")
         out.append("from ._transport import Transport, etag_of, quote_path\n")
         out.append("from .errors import ApiError\n")
         out.append(
             "from .models import (\n" + "".join(f"    {n},\n" for n in sorted(names, key=isort_key)) + ")\n"
         )
         out.append(f'\nAPI_VERSION = "{api_version}"\n\n\n')
-        out.append("class AosClient(Transport):\n")
+        out.append("class AosClient(Replays, Transport):\n")
         out += docstring(
             f"A client of {title} {api_version}.\n\n"
             "`AosClient(base_url, timeout=10.0, retries=3, backoff=0.2)`: see `Transport` for what the\n"
-            "options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).",
+            "options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).\n\n"
+            "One method per operation, and `replay(record)` (see `Replays`).",
             4,
         )
         out.append("\n    API_VERSION = API_VERSION\n")
@@ -662,7 +665,7 @@ class Generator:
         info = self.spec.get("info", {})
         models = sorted(set(self.classes) | set(self.aliases))
         errors = sorted([name for name, _, _ in ERRORS.values()] + ["ApiError", "UnprocessableEntity"])
-        names = sorted(["AosClient", "ModelError"] + errors + models + ["API_VERSION"])
+        names = sorted(["AosClient", "ModelError", "RecordNotFinished"] + errors + models + ["API_VERSION"])
         out = [
             header,
             f'"""Python client of {info.get("title", "the API")} (generated from openapi.yaml).\n\n',
@@ -673,6 +676,7 @@ class Generator:
         out.append("See client/README.md.\n")
         out.append('"""\n\n')
         out.append("from ._model import ModelError\n")
+        out.append("from ._replay import RecordNotFinished\n")
         out.append("from .client import API_VERSION, AosClient\n")
         out.append(
             "from .errors import (\n" + "".join(f"    {n},\n" for n in sorted(errors, key=str.lower)) + ")\n"

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from ._model import list_of
+from ._replay import Replays
 from ._transport import Transport, etag_of, quote_path
 from .errors import ApiError
 from .models import (
@@ -36,11 +37,13 @@ from .models import (
 API_VERSION = "1.0.0"
 
 
-class AosClient(Transport):
+class AosClient(Replays, Transport):
     """A client of Age of Steam rules as a service 1.0.0.
 
     `AosClient(base_url, timeout=10.0, retries=3, backoff=0.2)`: see `Transport` for what the
     options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).
+
+    One method per operation, and `replay(record)` (see `Replays`).
     """
 
     API_VERSION = API_VERSION
@@ -128,6 +131,38 @@ class AosClient(Transport):
         )
         return data
 
+    def get_docs(self, *, timeout: float | None = None) -> str:
+        """This contract as interactive pages (Swagger UI).
+
+        Every operation and schema of this contract with its description and examples, and a form to
+        try each request against this service. The page and its assets are served by the service
+        itself (from the `flask-swagger-ui` package): no CDN, so it works on a closed network.
+
+        `GET /v1/docs` (operationId `getDocs`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/docs",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_docs_asset(self, asset: str, *, timeout: float | None = None) -> str:
+        """A script or style sheet of the documentation page.
+
+        Swagger UI's own files, as the package ships them; they change only with a release.
+
+        `GET /v1/docs/{asset}` (operationId `getDocsAsset`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/docs/{quote_path(asset)}",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
     def get_game(
         self,
         game_id: GameId,
@@ -136,6 +171,9 @@ class AosClient(Transport):
         timeout: float | None = None,
     ) -> GameView | None:
         """The game view.
+
+        Everything public about the game now, with its version as the `ETag`. To redraw only on
+        change, poll with `If-None-Match: "<version>"`: `304` and no body while nothing moved.
 
         `GET /v1/games/{game_id}` (operationId `getGame`).
 
@@ -156,6 +194,8 @@ class AosClient(Transport):
     def get_health(self, *, timeout: float | None = None) -> GetHealthResponse:
         """Liveness.
 
+        Answers while the process runs, whatever the store does (for a liveness probe).
+
         `GET /v1/health` (operationId `getHealth`).
         """
         data = self._request(
@@ -168,6 +208,9 @@ class AosClient(Transport):
 
     def get_history(self, game_id: GameId, *, timeout: float | None = None) -> list[HistoryEntry]:
         """Every applied move, in order.
+
+        The moves as posted, each with its seat, its events and the version it made: entry `index` i
+        made version i + 1. With the record, enough to replay or animate a game.
 
         `GET /v1/games/{game_id}/history` (operationId `getHistory`).
         """
@@ -252,6 +295,8 @@ class AosClient(Transport):
     def get_openapi(self, *, timeout: float | None = None) -> str:
         """This contract.
 
+        This OpenAPI 3.1 document, byte for byte; `/v1/docs` shows it as pages.
+
         `GET /v1/openapi.yaml` (operationId `getOpenapi`).
         """
         data = self._request(
@@ -264,6 +309,9 @@ class AosClient(Transport):
 
     def get_ready(self, *, timeout: float | None = None) -> GetReadyResponse:
         """Readiness (the store is reachable).
+
+        `200` while the game store answers, `503 STORE_UNAVAILABLE` while it does not (for a load
+        balancer's readiness check).
 
         `GET /v1/ready` (operationId `getReady`).
         """
@@ -278,7 +326,9 @@ class AosClient(Transport):
     def get_record(self, game_id: GameId, *, timeout: float | None = None) -> Record:
         """The replay record.
 
-        The `seed` is present only once the game is finished.
+        The map, players, options, seed commitment and every move: enough to replay the game. The
+        `seed` is present only once the game is finished; until then it stays secret, and `POST
+        /v1/games` refuses the record (`400 VALIDATION_ERROR`: `seed` missing).
 
         `GET /v1/games/{game_id}/record` (operationId `getRecord`).
         """

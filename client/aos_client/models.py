@@ -11,6 +11,7 @@ from ._model import Model, OneOf, json_name
 
 # ---- scalar and container schemas ----
 
+# A special action (the base game's seven and the maps' own).
 ActionId = Literal[
     "first_move",
     "first_build",
@@ -29,16 +30,29 @@ ActionId = Literal[
     "single_transport",
     "us_army_escort",
 ]
+# A goods cube's colour, and the colour of the cities that take it.
 Colour = Literal["red", "blue", "yellow", "purple", "black"]
+# A goods-display column: `light-1`..`light-6`, `dark-1`..`dark-6` (the die rolls of production) or
+# a new city's letter.
 DisplayColumn = str
+# A hex edge, clockwise from north on a flat-top grid: 0 N, 1 NE, 2 SE, 3 S, 4 SW, 5 NW.
 Edge = int
+# One track on a tile, from one edge to another.
 EdgePair = list[Edge]
+# A game's id, as `POST /v1/games` answers it (also in its `Location`).
 GameId = str
+# A map this service plays.
 MapId = Literal["rust_belt", "madagascar", "holland", "iraq", "berlin"]
+# A map id as a path parameter: any map id the service knows (`GET /v1/maps`).
 MapIdPath = str
+# A new-city tile (urbanization), by its letter.
 NewCityLetter = Literal["A", "B", "C", "D", "E", "F", "G", "H"]
+# A seat of a game, 0 to players - 1, in the order of the players at creation.
 Seat = int
+# The seat that owns a piece of track, or `null` for track nobody owns (left unfinished, or of a
+# player who is out).
 Owner = Seat | None
+# The phase a game is in; `finished` once the last round is scored.
 Phase = Literal[
     "issue_shares",
     "auction",
@@ -50,13 +64,46 @@ Phase = Literal[
 ]
 # An amount per seat; keys are seat numbers as strings.
 SeatAmounts = dict[str, int]
+# A SHA-256 digest in lowercase hex.
 Sha256Hex = str
+# A game's version: 0 at creation, one more for each applied move; its `ETag` is the version quoted.
 Version = int
+
+
+class Event(OneOf):
+    """Something that happened, in order, as a move's result, a dry run's effects or a history entry.
+    One schema per `type`; fields beyond those listed may be added in later versions.
+    """
+
+    DISCRIMINATOR = "type"
+
+
+@dataclass(kw_only=True)
+class ActionSelectedEvent(Event):
+    """A seat took a special action."""
+
+    type: Literal["action_selected"] = "action_selected"
+    seat: Seat
+    action: ActionId
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ActionsLockedEvent(Event):
+    """A map locked actions for the round (e.g. Madagascar's dice)."""
+
+    type: Literal["actions_locked"] = "actions_locked"
+    actions: list[ActionId]
+    dice: list[int] | None = None
+    double_disc: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class ActionsView(Model):
-    """The `ActionsView` object."""
+    """The special actions: those still available this round, those taken (by whom) and those locked by
+    a map rule.
+    """
 
     available: list[ActionId]
     # The seat holding each taken action.
@@ -67,7 +114,9 @@ class ActionsView(Model):
 
 @dataclass(kw_only=True)
 class AuctionView(Model):
-    """The `AuctionView` object."""
+    """The auction for turn order while it runs: the high bid and bidder, who is still in, and each
+    seat's bid.
+    """
 
     high_bid: int | None
     high_bidder: Seat | None
@@ -76,6 +125,16 @@ class AuctionView(Model):
     bids: SeatAmounts
     # The Turn Order holder may still make its one pass.
     turn_order_pass_available: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class BidEvent(Event):
+    """A seat bid in the auction."""
+
+    type: Literal["bid"] = "bid"
+    seat: Seat
+    amount: int
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -89,7 +148,7 @@ class Move(OneOf):
 
 @dataclass(kw_only=True)
 class BidMove(Move):
-    """The `BidMove` object."""
+    """Bid for turn order: more than the high bid, at most the bidder's cash."""
 
     type: Literal["bid"] = "bid"
     seat: Seat | None = None
@@ -111,10 +170,19 @@ class BoardView(Model):
 
 @dataclass(kw_only=True)
 class BoardViewTown(Model):
-    """The `BoardViewTown` object."""
+    """A town not urbanized, by hex and name."""
 
     hex: Hex
     name: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class BuildEndedEvent(Event):
+    """A seat ended its build turn."""
+
+    type: Literal["build_ended"] = "build_ended"
+    seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -136,7 +204,9 @@ class BuildMove(Move):
 
 @dataclass(kw_only=True)
 class BuildView(Model):
-    """The `BuildView` object."""
+    """The build turn in progress: whose it is, how many tiles they may still lay and whether they
+    urbanized.
+    """
 
     seat: Seat
     tiles_left: int
@@ -145,8 +215,20 @@ class BuildView(Model):
 
 
 @dataclass(kw_only=True)
+class CityUrbanizedEvent(Event):
+    """A new city was placed on a town."""
+
+    type: Literal["city_urbanized"] = "city_urbanized"
+    seat: Seat
+    hex: Hex
+    new_city: NewCityLetter
+    color: Colour
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class CityView(Model):
-    """The `CityView` object."""
+    """A city (or an urbanized new city) with the colours it takes and the goods on it."""
 
     hex: Hex
     name: str | None
@@ -157,12 +239,19 @@ class CityView(Model):
 
 
 class CreateGameRequest(OneOf):
-    """One of: NewGame, ImportGame."""
+    """The body of `POST /v1/games`: either a new game (`map`, `players`, and optionally `seed` and
+    `options`) or a record to import (`record` alone). The two are told apart by their fields: a
+    body with `record` is an import, one with `map` and `players` a new game; no body may have both
+    (each form allows no other field).
+    """
 
 
 @dataclass(kw_only=True)
 class GameView(Model):
-    """The `GameView` object."""
+    """Everything public about a game at one version: the phase and whose decision it is, the players,
+    the phase's own state (auction, actions, build, move goods, production), the goods display and
+    bag, the board, and the scores once finished. Secrets (the seed, tokens) are never in it.
+    """
 
     game_id: GameId
     map: MapId
@@ -206,7 +295,7 @@ class CreatedGame(GameView):
 
 @dataclass(kw_only=True)
 class CreatedGameSeat(Model):
-    """The `CreatedGameSeat` object."""
+    """A seat with its token."""
 
     seat: Seat
     name: str
@@ -216,8 +305,19 @@ class CreatedGameSeat(Model):
 
 
 @dataclass(kw_only=True)
+class CubeReplacedEvent(Event):
+    """Berlin (at setup): a cube was swapped for one of another colour."""
+
+    type: Literal["cube_replaced"] = "cube_replaced"
+    hex: Hex
+    removed: Colour
+    placed: Colour
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class DeliverMove(Move):
-    """The `DeliverMove` object."""
+    """Deliver a goods cube from a city over complete links, in travel order, to a city of its colour."""
 
     type: Literal["deliver"] = "deliver"
     seat: Seat | None = None
@@ -234,8 +334,18 @@ class DeliverMove(Move):
 
 
 @dataclass(kw_only=True)
+class DiceRolledEvent(Event):
+    """Goods growth: dice rolled for the light or dark side of the display."""
+
+    type: Literal["dice_rolled"] = "dice_rolled"
+    side: str
+    dice: list[int]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class DropOutMove(Move):
-    """The `DropOutMove` object."""
+    """Leave the auction; the drop-out order sets the turn order (and what each pays)."""
 
     type: Literal["drop_out"] = "drop_out"
     seat: Seat | None = None
@@ -243,8 +353,19 @@ class DropOutMove(Move):
 
 
 @dataclass(kw_only=True)
+class DroppedOutEvent(Event):
+    """A seat left the auction, taking that place in the new turn order."""
+
+    type: Literal["dropped_out"] = "dropped_out"
+    seat: Seat
+    # its place in the new turn order, 1 first
+    place: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class EndBuildMove(Move):
-    """The `EndBuildMove` object."""
+    """End the build turn (with tiles still to lay, if wanted)."""
 
     type: Literal["end_build"] = "end_build"
     seat: Seat | None = None
@@ -252,21 +373,37 @@ class EndBuildMove(Move):
 
 
 @dataclass(kw_only=True)
-class Event(Model):
-    """Something that happened, in order: e.g. `shares_issued`, `bid`, `dropped_out`, `turn_order_set`,
-    `action_selected`, `locomotive_upgraded`, `track_built`, `city_urbanized`, `good_delivered`,
-    `income_collected`, `expenses_paid`, `income_reduced`, `player_eliminated`, `production`,
-    `dice_rolled`, `goods_grown`, `actions_locked`, `wall_removed`, `wall_fallen`, `round_started`,
-    `game_finished`.
-    """
+class ExpensesPaidEvent(Event):
+    """Every seat paid $1 per share and locomotive level; what cash did not cover came off income."""
 
-    type: str
+    type: Literal["expenses_paid"] = "expenses_paid"
+    expenses: list[ExpensesPaidEventExpense]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ExpensesPaidEventExpense(Model):
+    """One seat's expenses: due, paid from cash, and the shortfall taken off income."""
+
+    seat: Seat
+    due: int
+    paid: int
+    shortfall: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GameFinishedEvent(Event):
+    """The last round was scored."""
+
+    type: Literal["game_finished"] = "game_finished"
+    scores: list[Score]
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class GetHealthResponse(Model):
-    """The `GetHealthResponse` object."""
+    """The process is alive."""
 
     status: Literal["ok"] = "ok"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -274,7 +411,7 @@ class GetHealthResponse(Model):
 
 @dataclass(kw_only=True)
 class GetReadyResponse(Model):
-    """The `GetReadyResponse` object."""
+    """The store answers, and which kind it is."""
 
     status: Literal["ready"] = "ready"
     store: Literal["memory", "redis"]
@@ -282,8 +419,42 @@ class GetReadyResponse(Model):
 
 
 @dataclass(kw_only=True)
+class GoodDeliveredEvent(Event):
+    """A cube was delivered: from, to, over which links, and the income each seat got."""
+
+    type: Literal["good_delivered"] = "good_delivered"
+    seat: Seat
+    from_: Hex = field(metadata=json_name("from"))
+    to: Hex
+    color: Colour
+    links: list[str]
+    income: SeatAmounts
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GoodsGrownEvent(Event):
+    """Goods growth: cubes moved from display columns to their cities."""
+
+    type: Literal["goods_grown"] = "goods_grown"
+    side: str
+    moved: list[GoodsGrownEventMovedItem]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GoodsGrownEventMovedItem(Model):
+    """A cube moved from a display column to its city."""
+
+    column: DisplayColumn
+    color: Colour
+    city: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class Hex(Model):
-    """The `Hex` object."""
+    """A hex in axial coordinates `{q, r}` (`GET /v1/maps/{map}` gives each hex's board position)."""
 
     q: int
     r: int
@@ -292,7 +463,9 @@ class Hex(Model):
 
 @dataclass(kw_only=True)
 class HexTrack(Model):
-    """The `HexTrack` object."""
+    """The track on one hex: its tracks (pairs of edges, each with its owner) or, on a town hex, its
+    exits.
+    """
 
     hex: Hex
     tracks: list[HexTrackTrack]
@@ -302,7 +475,7 @@ class HexTrack(Model):
 
 @dataclass(kw_only=True)
 class HexTrackTownExit(Model):
-    """The `HexTrackTownExit` object."""
+    """One exit of a town hex and its owner."""
 
     edge: Edge
     owner: Owner
@@ -311,7 +484,7 @@ class HexTrackTownExit(Model):
 
 @dataclass(kw_only=True)
 class HexTrackTrack(Model):
-    """The `HexTrackTrack` object."""
+    """One track on the hex and its owner."""
 
     edges: EdgePair
     owner: Owner
@@ -320,7 +493,9 @@ class HexTrackTrack(Model):
 
 @dataclass(kw_only=True)
 class HistoryEntry(Model):
-    """The `HistoryEntry` object."""
+    """One applied move: its position, the seat, the move as posted, its events and the version it
+    made.
+    """
 
     index: int
     seat: Seat
@@ -332,15 +507,43 @@ class HistoryEntry(Model):
 
 @dataclass(kw_only=True)
 class ImportGame(CreateGameRequest):
-    """The `ImportGame` object."""
+    """A record to replay into a new game, move by move (each checked as if played)."""
 
     record: RecordInput
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
+class IncomeCollectedEvent(Event):
+    """Every seat collected its income."""
+
+    type: Literal["income_collected"] = "income_collected"
+    income: SeatAmounts
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class IncomeReducedEvent(Event):
+    """Income reduction by income bracket."""
+
+    type: Literal["income_reduced"] = "income_reduced"
+    reductions: list[IncomeReducedEventReduction]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class IncomeReducedEventReduction(Model):
+    """One seat's income reduction and its income after."""
+
+    seat: Seat
+    reduction: int
+    income: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class IssueSharesMove(Move):
-    """The `IssueSharesMove` object."""
+    """Issue shares for $5 each (Issue Shares phase); `count: 0` issues none."""
 
     type: Literal["issue_shares"] = "issue_shares"
     seat: Seat | None = None
@@ -351,7 +554,9 @@ class IssueSharesMove(Move):
 
 @dataclass(kw_only=True)
 class LegalMoves(Model):
-    """The `LegalMoves` object."""
+    """Every legal move of one seat at one version, in the form `POST …/moves` takes (with read-only
+    extras: a build's `cost`, a delivery's `income`).
+    """
 
     version: Version
     seat: Seat
@@ -362,7 +567,9 @@ class LegalMoves(Model):
 
 @dataclass(kw_only=True)
 class Link(Model):
-    """The `Link` object."""
+    """A complete link: track that joins two stops (cities or towns), with its owner and the hexes
+    between.
+    """
 
     # Stable for the life of the link.
     id: str
@@ -374,11 +581,25 @@ class Link(Model):
 
 
 @dataclass(kw_only=True)
+class LocomotiveUpgradedEvent(Event):
+    """A seat's locomotive went up a level."""
+
+    type: Literal["locomotive_upgraded"] = "locomotive_upgraded"
+    seat: Seat
+    # the new level
+    locomotive: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class MapSummary(Model):
-    """The `MapSummary` object."""
+    """One map as `GET /v1/maps` lists it: its id and name, how many players it takes, how many rounds
+    each count plays and the options `POST /v1/games` accepts for it.
+    """
 
     id: MapId
     name: str
+    # The fewest and most players the map takes.
     players: MapSummaryPlayers
     # Rounds in a game, by player count (keys are counts as strings).
     rounds_by_players: dict[str, int]
@@ -412,7 +633,7 @@ class MapDetail(MapSummary):
 
 @dataclass(kw_only=True)
 class MapDetailCity(Model):
-    """The `MapDetailCity` object."""
+    """A city: its hex, name, the colours it takes, its goods-display columns and starting cubes."""
 
     hex: Hex
     name: str
@@ -436,7 +657,7 @@ class MapDetailFeatures(Model):
 
 @dataclass(kw_only=True)
 class MapDetailHex(Model):
-    """The `MapDetailHex` object."""
+    """A hex: its coordinates, terrain, board position and the town or city on it."""
 
     q: int
     r: int
@@ -450,7 +671,7 @@ class MapDetailHex(Model):
 
 @dataclass(kw_only=True)
 class MapDetailNewCityTile(Model):
-    """The `MapDetailNewCityTile` object."""
+    """A new-city tile: its letter and colour (`removed`: the map takes it out of the game)."""
 
     letter: NewCityLetter
     color: Colour
@@ -460,7 +681,7 @@ class MapDetailNewCityTile(Model):
 
 @dataclass(kw_only=True)
 class MapDetailTown(Model):
-    """The `MapDetailTown` object."""
+    """A town, by hex and name (unnamed towns have `null`)."""
 
     hex: Hex
     name: str | None
@@ -469,7 +690,7 @@ class MapDetailTown(Model):
 
 @dataclass(kw_only=True)
 class MapSummaryOption(Model):
-    """The `MapSummaryOption` object."""
+    """An option of the map: its name, its type and its default."""
 
     type: Literal["bool", "int", "str"]
     name: str
@@ -479,7 +700,7 @@ class MapSummaryOption(Model):
 
 @dataclass(kw_only=True)
 class MapSummaryPlayers(Model):
-    """The `MapSummaryPlayers` object."""
+    """The fewest and most players the map takes."""
 
     min: int
     max: int
@@ -488,7 +709,9 @@ class MapSummaryPlayers(Model):
 
 @dataclass(kw_only=True)
 class MoveGoodsView(Model):
-    """The `MoveGoodsView` object."""
+    """The move-goods phase: which of its two rounds, and the seats that upgraded their locomotive
+    instead of moving.
+    """
 
     round: Literal[1, 2]
     locomotive_upgraded: list[Seat]
@@ -497,7 +720,7 @@ class MoveGoodsView(Model):
 
 @dataclass(kw_only=True)
 class MoveResult(Model):
-    """The `MoveResult` object."""
+    """What an applied move did: the new version, the events in order, and the game view after it."""
 
     version: Version
     events: list[Event]
@@ -507,7 +730,9 @@ class MoveResult(Model):
 
 @dataclass(kw_only=True)
 class NewGame(CreateGameRequest):
-    """The `NewGame` object."""
+    """A new game: the map, the players in seat order, and optionally a seed (to reproduce a game) and
+    the map's options.
+    """
 
     map: MapId
     players: list[NewGamePlayer]
@@ -520,15 +745,65 @@ class NewGame(CreateGameRequest):
 
 @dataclass(kw_only=True)
 class NewGamePlayer(Model):
-    """The `NewGamePlayer` object."""
+    """A player: the name shown to everyone."""
 
     name: str
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
+class OilDrawnEvent(Event):
+    """Iraq: the Production holder drew a black cube for an oil field."""
+
+    type: Literal["oil_drawn"] = "oil_drawn"
+    seat: Seat
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class OilDrumKeptEvent(Event):
+    """Iraq: a seat kept an oil drum at a flag."""
+
+    type: Literal["oil_drum_kept"] = "oil_drum_kept"
+    seat: Seat
+    flag: str
+    drums: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class OilDrumsCountedEvent(Event):
+    """Iraq: oil drums paid their income."""
+
+    type: Literal["oil_drums_counted"] = "oil_drums_counted"
+    income: SeatAmounts
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class OilFieldFilledEvent(Event):
+    """Iraq (at setup): an oil field got its black cubes."""
+
+    type: Literal["oil_field_filled"] = "oil_field_filled"
+    hex: Hex
+    roll: int | None = None
+    cubes: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class OilPlacedEvent(Event):
+    """Iraq: a black cube was placed on an oil field."""
+
+    type: Literal["oil_placed"] = "oil_placed"
+    seat: Seat
+    hex: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class PassMove(Move):
-    """The `PassMove` object."""
+    """Move no good this move-goods round."""
 
     type: Literal["pass"] = "pass"
     seat: Seat | None = None
@@ -536,8 +811,31 @@ class PassMove(Move):
 
 
 @dataclass(kw_only=True)
+class PassedEvent(Event):
+    """A seat moved no good this move-goods round."""
+
+    type: Literal["passed"] = "passed"
+    seat: Seat
+    # the move-goods round, 1 or 2
+    round: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PlayerEliminatedEvent(Event):
+    """A seat went bankrupt (income below 0) and is out; its track stays, unowned."""
+
+    type: Literal["player_eliminated"] = "player_eliminated"
+    seat: Seat
+    income: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class PlayerView(Model):
-    """The `PlayerView` object."""
+    """A player as everyone sees them: cash, income, shares issued, locomotive level, the action taken
+    this round, and whether they are out.
+    """
 
     seat: Seat
     name: str
@@ -570,7 +868,9 @@ class Problem(Model):
 
 @dataclass(kw_only=True)
 class ProduceMove(Move):
-    """The `ProduceMove` object."""
+    """The Production action: place the drawn cubes on empty goods-display squares (Iraq: and a black
+    one on an oil field).
+    """
 
     type: Literal["produce"] = "produce"
     seat: Seat | None = None
@@ -582,7 +882,37 @@ class ProduceMove(Move):
 
 @dataclass(kw_only=True)
 class ProduceMovePlacement(Model):
-    """The `ProduceMovePlacement` object."""
+    """A drawn cube and the display column it goes on."""
+
+    color: Colour
+    column: DisplayColumn
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ProductionDrawnEvent(Event):
+    """The Production holder drew cubes to place."""
+
+    type: Literal["production_drawn"] = "production_drawn"
+    seat: Seat
+    drawn: list[Colour]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ProductionEvent(Event):
+    """The Production holder placed cubes on the goods display."""
+
+    type: Literal["production"] = "production"
+    seat: Seat
+    placements: list[ProductionEventPlacement]
+    returned: list[Colour]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ProductionEventPlacement(Model):
+    """A cube placed on a display column."""
 
     color: Colour
     column: DisplayColumn
@@ -591,7 +921,7 @@ class ProduceMovePlacement(Model):
 
 @dataclass(kw_only=True)
 class ProductionView(Model):
-    """The `ProductionView` object."""
+    """Production in progress: the seat holding the Production action and the cubes it drew to place."""
 
     seat: Seat
     drawn: list[Colour]
@@ -600,7 +930,9 @@ class ProductionView(Model):
 
 @dataclass(kw_only=True)
 class Record(Model):
-    """The `Record` object."""
+    """A game's replay record: enough to replay it move by move. Its `seed` is present only once the
+    game is finished (until then it stays secret; `seed_commitment` is its SHA-256).
+    """
 
     format: Literal["aos-record/1"] = "aos-record/1"
     rules_version: str
@@ -631,7 +963,7 @@ class RecordInput(Model):
 
 @dataclass(kw_only=True)
 class RecordInputPlayer(Model):
-    """The `RecordInputPlayer` object."""
+    """A player of the record, in seat order."""
 
     name: str
     extra: dict[str, Any] = field(default_factory=dict)
@@ -639,7 +971,7 @@ class RecordInputPlayer(Model):
 
 @dataclass(kw_only=True)
 class RecordMove(Model):
-    """The `RecordMove` object."""
+    """One move of a record: the seat and the move."""
 
     seat: Seat
     move: Move
@@ -648,7 +980,7 @@ class RecordMove(Model):
 
 @dataclass(kw_only=True)
 class RecordPlayer(Model):
-    """The `RecordPlayer` object."""
+    """A player of the record, in seat order."""
 
     name: str
     extra: dict[str, Any] = field(default_factory=dict)
@@ -656,17 +988,18 @@ class RecordPlayer(Model):
 
 @dataclass(kw_only=True)
 class RemoveWallMove(Move):
-    """The `RemoveWallMove` object."""
+    """Berlin: the Engineer holder removes a wall disc (costs a tile of the build turn)."""
 
     type: Literal["remove_wall"] = "remove_wall"
     seat: Seat | None = None
+    # The edge between hex `a` (West) and hex `b` (East) where the disc stands.
     edge: RemoveWallMoveEdge
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class RemoveWallMoveEdge(Model):
-    """The `RemoveWallMoveEdge` object."""
+    """The edge between hex `a` (West) and hex `b` (East) where the disc stands."""
 
     a: Hex
     b: Hex
@@ -674,8 +1007,17 @@ class RemoveWallMoveEdge(Model):
 
 
 @dataclass(kw_only=True)
+class RoundStartedEvent(Event):
+    """A new round began."""
+
+    type: Literal["round_started"] = "round_started"
+    round: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class Score(Model):
-    """The `Score` object."""
+    """A seat's final score: points from income, shares (negative) and track, and its rank."""
 
     seat: Seat
     # `null` for an eliminated seat.
@@ -698,7 +1040,7 @@ class SeatList(Model):
 
 @dataclass(kw_only=True)
 class SeatListSeat(Model):
-    """The `SeatListSeat` object."""
+    """A seat: its name and whether it is claimed."""
 
     seat: Seat
     name: str
@@ -720,7 +1062,7 @@ class SeatToken(Model):
 
 @dataclass(kw_only=True)
 class SelectActionMove(Move):
-    """The `SelectActionMove` object."""
+    """Take one of the available special actions (Select Actions phase)."""
 
     type: Literal["select_action"] = "select_action"
     seat: Seat | None = None
@@ -729,8 +1071,68 @@ class SelectActionMove(Move):
 
 
 @dataclass(kw_only=True)
+class SharesIssuedEvent(Event):
+    """A seat issued shares."""
+
+    type: Literal["shares_issued"] = "shares_issued"
+    seat: Seat
+    # shares issued
+    count: int
+    # the cash the shares brought ($5 each)
+    cash: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TrackBuiltEvent(Event):
+    """A seat built, upgraded or redirected track on a hex."""
+
+    type: Literal["track_built"] = "track_built"
+    seat: Seat
+    hex: Hex
+    # what the seat paid
+    cost: int
+    # the track tile's id
+    tile: str
+    # how the hex changed: `new` (a tile on an empty hex), `upgrade` or `redirect`
+    kind: str
+    tracks: list[EdgePair] | None = None
+    town_exits: list[Edge] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TrackClaimedEvent(Event):
+    """Unowned track became a seat's (it extended it)."""
+
+    type: Literal["track_claimed"] = "track_claimed"
+    seat: Seat
+    hexes: list[Hex]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TrackUnownedEvent(Event):
+    """A seat's unfinished track lost its owner at the end of its build turn."""
+
+    type: Literal["track_unowned"] = "track_unowned"
+    seat: Seat
+    hexes: list[Hex]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TurnOrderPassEvent(Event):
+    """The Turn Order holder passed in the auction."""
+
+    type: Literal["turn_order_pass"] = "turn_order_pass"
+    seat: Seat
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class TurnOrderPassMove(Move):
-    """The `TurnOrderPassMove` object."""
+    """The Turn Order action's one pass in an auction, instead of bidding."""
 
     type: Literal["turn_order_pass"] = "turn_order_pass"
     seat: Seat | None = None
@@ -738,8 +1140,29 @@ class TurnOrderPassMove(Move):
 
 
 @dataclass(kw_only=True)
+class TurnOrderSetEvent(Event):
+    """The auction ended: the new turn order and what each seat paid."""
+
+    type: Literal["turn_order_set"] = "turn_order_set"
+    order: list[Seat]
+    payments: list[TurnOrderSetEventPayment]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TurnOrderSetEventPayment(Model):
+    """What one seat paid for its place."""
+
+    seat: Seat
+    place: int
+    bid: int | None = None
+    paid: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class UpgradeLocomotiveMove(Move):
-    """The `UpgradeLocomotiveMove` object."""
+    """Upgrade the locomotive one level instead of moving a good (once per move-goods phase)."""
 
     type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
     seat: Seat | None = None
@@ -748,7 +1171,7 @@ class UpgradeLocomotiveMove(Move):
 
 @dataclass(kw_only=True)
 class UrbanizeMove(Move):
-    """The `UrbanizeMove` object."""
+    """The Urbanization action: put a new city on a town hex, before the first tile of the build turn."""
 
     type: Literal["urbanize"] = "urbanize"
     seat: Seat | None = None
@@ -759,7 +1182,10 @@ class UrbanizeMove(Move):
 
 @dataclass(kw_only=True)
 class Verdict(Model):
-    """The `Verdict` object."""
+    """A dry run's verdict: `legal: true` with the cost and the events the move would produce, or
+    `legal: false` with the rule's `code` and `detail` (and the fields of that code, see docs/error-
+    codes.md).
+    """
 
     legal: bool
     cost: int | None = None
@@ -771,9 +1197,77 @@ class Verdict(Model):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(kw_only=True)
+class WallFallenEvent(Event):
+    """Berlin: the Wall fell; its remaining discs are gone."""
+
+    type: Literal["wall_fallen"] = "wall_fallen"
+    round: int
+    discs: list[int]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WallRemovedEvent(Event):
+    """Berlin: a wall disc was removed."""
+
+    type: Literal["wall_removed"] = "wall_removed"
+    seat: Seat
+    disc: int
+    # The edge between hex `a` (West) and hex `b` (East).
+    edge: WallRemovedEventEdge
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WallRemovedEventEdge(Model):
+    """The edge between hex `a` (West) and hex `b` (East)."""
+
+    a: Hex
+    b: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 CreateGameRequest.VARIANTS = {
     "NewGame": NewGame,
     "ImportGame": ImportGame,
+}
+
+
+Event.VARIANTS = {
+    "action_selected": ActionSelectedEvent,
+    "actions_locked": ActionsLockedEvent,
+    "bid": BidEvent,
+    "build_ended": BuildEndedEvent,
+    "city_urbanized": CityUrbanizedEvent,
+    "cube_replaced": CubeReplacedEvent,
+    "dice_rolled": DiceRolledEvent,
+    "dropped_out": DroppedOutEvent,
+    "expenses_paid": ExpensesPaidEvent,
+    "game_finished": GameFinishedEvent,
+    "good_delivered": GoodDeliveredEvent,
+    "goods_grown": GoodsGrownEvent,
+    "income_collected": IncomeCollectedEvent,
+    "income_reduced": IncomeReducedEvent,
+    "locomotive_upgraded": LocomotiveUpgradedEvent,
+    "oil_drawn": OilDrawnEvent,
+    "oil_drum_kept": OilDrumKeptEvent,
+    "oil_drums_counted": OilDrumsCountedEvent,
+    "oil_field_filled": OilFieldFilledEvent,
+    "oil_placed": OilPlacedEvent,
+    "passed": PassedEvent,
+    "player_eliminated": PlayerEliminatedEvent,
+    "production": ProductionEvent,
+    "production_drawn": ProductionDrawnEvent,
+    "round_started": RoundStartedEvent,
+    "shares_issued": SharesIssuedEvent,
+    "track_built": TrackBuiltEvent,
+    "track_claimed": TrackClaimedEvent,
+    "track_unowned": TrackUnownedEvent,
+    "turn_order_pass": TurnOrderPassEvent,
+    "turn_order_set": TurnOrderSetEvent,
+    "wall_fallen": WallFallenEvent,
+    "wall_removed": WallRemovedEvent,
 }
 
 

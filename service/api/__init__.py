@@ -12,6 +12,7 @@ from service.store import GameStore, store_from_env
 
 from . import cors, instrumentation, logs, metrics, problems
 from .config import Settings
+from .docs import docs_bp
 from .gameplay import Games
 from .routes import bp
 from .seats import seats_bp
@@ -42,5 +43,6 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     instrumentation.install(app)
     app.register_blueprint(bp)
     app.register_blueprint(seats_bp)
+    app.register_blueprint(docs_bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -30,7 +30,7 @@ API_CODES: dict[str, ApiCode] = {
     "BAD_ETAG": ApiCode(
         400, "`If-Match` or `If-None-Match` is neither `*` nor a list of quoted entity tags: "
         'send `If-Match: "3"` (with the quotes) for version 3, not `If-Match: 3`'),
-    "BAD_QUERY": ApiCode(400, "a query parameter has a value the contract does not allow"),
+    "BAD_QUERY": ApiCode(400, "a query parameter the operation does not take, or a value it does not allow"),
     "BAD_SEAT": ApiCode(400, "the `seat` parameter is missing or not an integer from 0 to 5"),
     "NO_SUCH_SEAT": ApiCode(400, "the game has fewer seats than the one named"),
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),

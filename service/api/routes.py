@@ -227,6 +227,9 @@ def get_record(game_id: str) -> Response:
 @bp.get("/games/<game_id>/board.svg")
 def get_board(game_id: str) -> Response:
     game_id = game_id_of(game_id)
+    unknown = sorted(set(request.args) - {"coords"})
+    if unknown:
+        raise ApiError(400, "BAD_QUERY", f"board.svg takes only coords, not {unknown[0][:40]!r}")
     coords = request.args.get("coords", "0")
     if coords not in ("0", "1"):
         raise ApiError(400, "BAD_QUERY", "coords is 0 or 1")

@@ -4,6 +4,7 @@ raises the right exceptions."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import re
 import shutil
@@ -392,6 +393,9 @@ def test_the_readme_games_run(
     exec(compile(code.replace("http://127.0.0.1:8000", live_url), readme, "exec"), {})  # noqa: S102
     scores = capsys.readouterr().out
     assert re.match(r"\[\(0, ", scores), scores
+    # A real game: greedy seats last the rounds and score, not all bankrupt in round 1.
+    printed = ast.literal_eval(scores.strip())
+    assert sum(points is not None and points > 0 for _, points, _ in printed) >= 2, printed
 
 
 def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
