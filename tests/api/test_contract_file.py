@@ -50,3 +50,28 @@ def test_the_contracts_names_are_the_engines() -> None:
     assert tuple(schemas["ActionId"]["enum"]) == game.action_ids()
     move_types = set(schemas["Move"]["discriminator"]["mapping"])
     assert move_types == set(game.ALL_MOVE_TYPES)
+
+
+def test_every_event_the_engine_emits_has_its_schema() -> None:
+    import random
+
+    from jsonschema import Draft202012Validator
+
+    from service.engine.playout import play_random_game
+
+    spec = yaml.safe_load(SPEC.read_text())
+    mapping = spec["components"]["schemas"]["Event"]["discriminator"]["mapping"]
+    event = Draft202012Validator({"components": spec["components"], "$ref": "#/components/schemas/Event"})
+    seen: dict[str, dict] = {}
+
+    def note(before, seat, move, options, state, events) -> None:  # type: ignore[no-untyped-def]
+        for e in events:
+            seen.setdefault(e["type"], e)
+            assert e["type"] in mapping, f"{e['type']} is not in openapi.yaml's Event"
+            errors = list(event.iter_errors(e))
+            assert not errors, f"{e}: {errors[0].message}"
+
+    for map_id in ("rust_belt", "madagascar", "holland", "iraq", "berlin"):
+        play_random_game(map_id, 3, f"events-{map_id}", random.Random(1), on_move=note, cash=300)
+    assert len(seen) >= 25  # the common ones and the maps' own
+

@@ -12,9 +12,11 @@ import pytest
 from aos_client import (
     AosClient,
     CreatedGame,
+    CreateGameRequest,
     Event,
     GameView,
     IllegalMove,
+    ImportGame,
     Move,
     NewGame,
     NewGamePlayer,
@@ -133,3 +135,11 @@ def test_the_bot_refuses_a_bad_token_or_policy(live_url: str, capsys: pytest.Cap
         main(["--url", live_url, "--game", game.game_id])  # --token missing
     with pytest.raises(SystemExit):
         main(["--url", live_url, "--policy", "no.such:Thing", "--games", "1"])
+
+
+def test_a_create_body_is_told_apart_by_its_fields() -> None:
+    new = CreateGameRequest.from_dict({"map": "rust_belt", "players": [{"name": "a"}]})
+    record = {"format": "aos-record/1", "rules_version": "r", "map": "rust_belt", "players": [{"name": "a"}],
+              "options": {}, "seed_commitment": "0" * 64, "seed": "s", "moves": []}
+    imported = CreateGameRequest.from_dict({"record": record})
+    assert isinstance(new, NewGame) and isinstance(imported, ImportGame)
