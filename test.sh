@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: ./test.sh [pytest args]
-# Installs what the tests need (the project, its test extras, redis-server, curl, jq);
-# the tests start and stop their own Redis servers on free ports.
+# Installs, before any test runs, everything the tests use:
+#   into .venv (scripts/bootstrap.sh test): the project, its test extras (pytest, schemathesis,
+#     openapi-core, ruff, playwright, cairosvg, the deploy linters...) and the client in client/;
+#   from Debian's packages, those missing of: redis-server and redis-tools (the tests start their
+#     own Redis servers on free ports), curl and jq (the README's walk-through), shellcheck and
+#     util-linux's unshare (deploy/check.sh, offline), chromium (the browser tests, driven by
+#     Playwright; never `playwright install`) and libcairo2 (cairosvg renders the board).
+# Then: ruff over the tree, and pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh test
-# Debian packages the tests use: a real Redis, and curl and jq for the README's walk-through.
+# command:package pairs; a library is checked by its file.
 missing=""
-for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq; do
+for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq shellcheck:shellcheck \
+            unshare:util-linux chromium:chromium; do
   command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
 done
+dpkg-query -W -f='${Status}' libcairo2 2>/dev/null | grep -q 'ok installed' || missing="$missing libcairo2"
 if [ -n "$missing" ]; then
-  echo "test.sh: installing$missing from Debian's packages" >&2
+  echo "test.sh: installing$missing from Debian's packages (before the tests)" >&2
   as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
   as_root apt-get update -qq >/dev/null
   # shellcheck disable=SC2086  # one word per package
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 fi
+printf 'ruff check: '
 .venv/bin/ruff check .
 exec .venv/bin/python -m pytest "$@"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Makes .venv with the project installed. Safe to run again: it reinstalls only when
 # pyproject.toml changed. Usage: scripts/bootstrap.sh [extras]   (e.g. "test")
+#
+# Needs Python 3.11 or newer: the first of $PYTHON, python3, python3.13, python3.12, python3.11
+# that is new enough. From Debian's packages it installs, if missing: python3, python3-venv and
+# python3-pip (as root, or with sudo). Into .venv: the project and its dependencies from PyPI
+# (with "test": the test tools too, and the client in client/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-}"
@@ -12,18 +17,69 @@ apt_install() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
 }
 
-command -v python3 >/dev/null || apt_install python3 python3-venv python3-pip
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv 2>/dev/null || { apt_install python3-venv; rm -rf .venv; python3 -m venv .venv; }
+new_enough() { "$1" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; }
+
+find_python() {
+  local candidate
+  for candidate in ${PYTHON:-} python3 python3.13 python3.12 python3.11; do
+    if command -v "$candidate" >/dev/null && new_enough "$candidate"; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+python="$(find_python || true)"
+if [ -z "$python" ] && ! command -v python3 >/dev/null && command -v apt-get >/dev/null; then
+  apt_install python3 python3-venv python3-pip
+  python="$(find_python || true)"
+fi
+if [ -z "$python" ]; then
+  found="$(command -v python3 >/dev/null && python3 --version 2>&1 || echo 'no python3')"
+  cat >&2 <<EOF
+bootstrap: aos-rules needs Python 3.11 or newer; this machine has $found.
+  Debian 12 and Ubuntu 24.04:  sudo apt-get install python3 python3-venv
+  Ubuntu 22.04 (Python 3.10):  sudo add-apt-repository ppa:deadsnakes/ppa &&
+                               sudo apt-get install python3.11 python3.11-venv
+  anywhere:                    install one with uv (uv python install 3.12) or pyenv
+Then run this again, naming it if it is not python3: PYTHON=python3.11 $0 ${extras}
+EOF
+  exit 1
+fi
+
+# A .venv is reused only if a run of this script finished making it: a venv whose creation or
+# first install failed half-way (no pip, an old Python) is made again from scratch.
+venv_ok() {
+  { [ -f .venv/.bootstrap-ok ] || compgen -G ".venv/.installed-*" >/dev/null; } &&
+    [ -x .venv/bin/python ] && new_enough .venv/bin/python &&
+    .venv/bin/python -m pip --version >/dev/null 2>&1
+}
+if [ -d .venv ] && ! venv_ok; then
+  echo "bootstrap: .venv is incomplete (a failed install?): making it again" >&2
+  rm -rf .venv
+fi
+if [ ! -d .venv ]; then
+  if ! "$python" -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    venv_package="python3-venv"
+    version="$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')"
+    [ "$(basename "$python")" = "python$version" ] && venv_package="python$version-venv"
+    apt_install "$venv_package"
+    "$python" -m venv .venv
+  fi
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  touch .venv/.bootstrap-ok
 fi
 
 spec="."; [ -n "$extras" ] && spec=".[$extras]"
-hash="$(cat pyproject.toml client/pyproject.toml 2>/dev/null | sha256sum | cut -c1-16)"
+manifests=(pyproject.toml)
+[ -f client/pyproject.toml ] && manifests+=(client/pyproject.toml)
+hash="$(cat "${manifests[@]}" | sha256sum | cut -c1-16)"
 stamp=".venv/.installed-$hash-${extras:-base}"
 # An install with the test extras has everything the service needs too.
 if [ ! -f "$stamp" ] && ! { [ -z "$extras" ] && [ -f ".venv/.installed-$hash-test" ]; }; then
   echo "bootstrap: installing aos-rules ($spec) into .venv" >&2
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q -e "$spec"
   if [ -f client/pyproject.toml ] && [ "$extras" = test ]; then
     .venv/bin/python -m pip install -q -e ./client

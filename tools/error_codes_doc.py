@@ -1,46 +1,193 @@
-"""Writes docs/error-codes.md from the engine's table of rule codes (service/engine/errors.py).
+"""Writes docs/error-codes.md: every `code` the service answers with, its status and its fields.
 
     python tools/error_codes_doc.py          # rewrite the page
     python tools/error_codes_doc.py --check  # exit 1 when the page is out of date
+
+The page is made from two tables and the source: the API's codes (service/api/error_codes.py),
+the engine's rule codes (service/engine/errors.py), and the fields each rule code carries, read
+from the engine's own `raise IllegalMove(...)` sites, so the page says what a client gets today.
+`raised_codes()` is what the tests hold both tables to.
 """
 
 from __future__ import annotations
 
+import ast
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from service.api.error_codes import API_CODES, RULE_FIELDS, RULE_STATUS  # noqa: E402
 from service.engine.errors import CODES  # noqa: E402
 
 PAGE = ROOT / "docs" / "error-codes.md"
+SOURCES = ("service/api", "service/engine", "service/store")
+# The calls that name a code: ApiError(status, code, ...) and problem(status, code, ...) in the API,
+# IllegalMove(code, ...) and SetupError(code, ...) in the engine.
+API_CALLS = {"ApiError": 1, "problem": 1}
+ENGINE_CALLS = {"IllegalMove": 0, "SetupError": 0}
+NOT_FIELDS = {"headers"}
+
+
+@dataclass(frozen=True)
+class Raised:
+    code: str
+    kind: str  # "api", "rule" (IllegalMove) or "setup" (SetupError)
+    status: int | None  # the literal status of an API call, if it has one
+    fields: frozenset[str]
+    where: str  # path:line
+
+
+def _call_name(node: ast.Call) -> str | None:
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    if isinstance(node.func, ast.Attribute):
+        return node.func.attr
+    return None
+
+
+def _strings(node: ast.AST, module_dicts: dict[str, list[str]]) -> list[str]:
+    """The string constants an expression can evaluate to, looking into module-level dicts."""
+    found = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            found.append(sub.value)
+        elif isinstance(sub, ast.Name) and sub.id in module_dicts:
+            found += module_dicts[sub.id]
+    return found
+
+
+def _codes_of(expr: ast.AST, scope: ast.AST, module_dicts: dict[str, list[str]]) -> list[str] | None:
+    """The codes a call's code argument can be; None when it passes on another error's code."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return [expr.value]
+    if isinstance(expr, ast.Name):
+        values = []
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == expr.id for t in node.targets
+            ):
+                values += _strings(node.value, module_dicts)
+        return [v for v in values if v.isupper()] or None
+    return None  # e.g. exc.code: the engine's code, passed on
+
+
+def _scan(path: Path) -> list[Raised]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    module_dicts = {
+        t.id: [v.value for v in node.value.values if isinstance(v, ast.Constant)]
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+        for t in node.targets
+        if isinstance(t, ast.Name)
+    }
+    where = path.relative_to(ROOT).as_posix()
+    found: list[Raised] = []
+    scopes = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    for scope in [tree, *scopes]:
+        for node in ast.walk(scope):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node)
+            fields = frozenset(k.arg for k in node.keywords if k.arg is not None) - NOT_FIELDS
+            if name in API_CALLS and len(node.args) > API_CALLS[name]:
+                status = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+                codes = _codes_of(node.args[API_CALLS[name]], scope, module_dicts) or []
+                found += [Raised(c, "api", status, fields, f"{where}:{node.lineno}") for c in codes]
+            elif name in ENGINE_CALLS and node.args:
+                kind = "rule" if name == "IllegalMove" else "setup"
+                codes = _codes_of(node.args[0], scope, module_dicts) or []
+                found += [Raised(c, kind, None, fields, f"{where}:{node.lineno}") for c in codes]
+    # A call is met once per enclosing scope: keep one of each.
+    return sorted(set(found), key=lambda r: (r.where, r.code))
+
+
+def raised_codes() -> list[Raised]:
+    """Every code the service's source can answer with, and where."""
+    found: list[Raised] = []
+    for source in SOURCES:
+        for path in sorted((ROOT / source).rglob("*.py")):
+            found += _scan(path)
+    return found
+
+
+def rule_fields() -> dict[str, set[str]]:
+    fields: dict[str, set[str]] = {code: set() for code in CODES}
+    for raised in raised_codes():
+        if raised.kind == "rule":
+            fields.setdefault(raised.code, set()).update(raised.fields)
+    return fields
+
+
+def _fields(names: dict[str, str] | set[str]) -> str:
+    return ", ".join(f"`{name}`" for name in sorted(names)) or "–"
 
 
 def render() -> str:
     lines = [
-        "# Rule codes of illegal moves",
+        "# Error codes",
         "",
-        "`POST /v1/games/{id}/moves` answers an illegal move with `422` and a problem+json body whose",
-        "`code` is one of these; `moves/validate` gives the same code with `legal: false`. The codes are",
-        "stable: new ones may be added, none is renamed. This page is generated from",
-        "`service/engine/errors.py` by `tools/error_codes_doc.py`.",
+        "Every error is `application/problem+json` (RFC 9457): `type` (`urn:aos:problem:<code>`),",
+        "`title`, `status`, `detail` (English, for people: it may change) and `code`, stable: branch on",
+        "it. New codes may be added; none is renamed. Some codes carry more fields, listed here. This",
+        "page is generated by `tools/error_codes_doc.py` from `service/api/error_codes.py`,",
+        "`service/engine/errors.py` and the engine's `raise` sites; a test checks that it lists every",
+        "code the source can answer with, and nothing else.",
         "",
-        "| code | the rule it names |",
-        "|---|---|",
+        "## Requests, tokens, games",
+        "",
+        "| code | status | when | fields | headers |",
+        "|---|---|---|---|---|",
     ]
-    lines += [f"| `{code}` | {meaning} |" for code, meaning in CODES.items()]
+    for code, info in API_CODES.items():
+        status = "4xx/5xx" if code == "HTTP_ERROR" else str(info.status)
+        headers = ", ".join(f"`{h}`" for h in info.headers) or "–"
+        lines.append(f"| `{code}` | {status} | {info.meaning} | {_fields(info.fields)} | {headers} |")
+    api_fields = {name: meaning for c in API_CODES.values() for name, meaning in c.fields.items()}
+    lines += [
+        "",
+        "Fields: " + "; ".join(f"`{name}`: {meaning}" for name, meaning in sorted(api_fields.items())) + ".",
+        "",
+        "### Preconditions: `If-Match` and `If-None-Match`",
+        "",
+        'An entity tag is quoted: the ETag of version 3 is `"3"`, and `If-Match: "3"` applies a move only',
+        "while the game is at version 3 (else `412 VERSION_MISMATCH`, whose `version` is the current",
+        "one). A header that is neither `*` nor a comma-separated list of quoted tags (`W/` allowed), such",
+        "as `If-Match: 3`, is `400 BAD_ETAG`: it is refused rather than read as a tag that never",
+        "matches, which would answer `412` with the very version the client meant.",
+        "",
+        "## Rule codes of illegal moves",
+        "",
+        f"`POST /v1/games/{{id}}/moves` answers an illegal move with `{RULE_STATUS}` and one of these",
+        "codes; `POST …/moves/validate` gives the same `code`, `detail` and fields in a `200` with",
+        "`legal: false`; a record import (`POST /v1/games` with `record`) that meets an illegal move",
+        "answers `422` with the rule's code, its fields and `index`, the failing move's position.",
+        "`BAD_MOVE` and `UNKNOWN_MOVE_TYPE` are mostly caught by the contract first (`400",
+        "VALIDATION_ERROR` / `UNKNOWN_MOVE_TYPE`).",
+        "",
+        "| code | the rule it names | fields |",
+        "|---|---|---|",
+    ]
+    fields = rule_fields()
+    lines += [f"| `{code}` | {meaning} | {_fields(fields[code])} |" for code, meaning in CODES.items()]
+    used = sorted(set().union(*fields.values()) | {"index"})
+    lines += [
+        "",
+        "Fields: " + "; ".join(f"`{name}`: {RULE_FIELDS[name]}" for name in used) + ".",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def main() -> int:
     text = render()
     if "--check" in sys.argv:
-        if not PAGE.exists() or PAGE.read_text() != text:
+        if not PAGE.exists() or PAGE.read_text(encoding="utf-8") != text:
             print(f"{PAGE.relative_to(ROOT)} is out of date: run python tools/error_codes_doc.py")
             return 1
         return 0
-    PAGE.write_text(text)
+    PAGE.write_text(text, encoding="utf-8")
     return 0
 
 

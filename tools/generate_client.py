@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
-"""Generates the Python client (client/aos_client/) from openapi.yaml with string templates.
+"""Generates the Python client (client/aos_client/) from openapi.yaml.
 
     python tools/generate_client.py           # (re)writes the generated files
     python tools/generate_client.py --check   # exits 1 if the committed client differs
 
-What it writes:
-- models.py: a dataclass per object schema (inline objects get names of their own), with
-  `from_dict`/`to_dict` that round-trip unknown fields through `extra`; scalar schemas become type
-  aliases; a `oneOf` of `$ref`s becomes a base class whose `from_dict` picks the variant (by the
-  discriminator when there is one, e.g. the move types joined by `type`), a `oneOf` of inline
-  objects one class with the union of their fields, an `allOf` of a `$ref` and an object a subclass.
-- errors.py: `ApiError` and one subclass per error status the client may meet, carrying the
-  problem+json body (`code`, `detail`, `problem`).
-- client.py: `AosClient`, one method per operation (named from its operationId) on a
-  `requests.Session`: path parameters URL-quoted, a default timeout, an `Idempotency-Key` (uuid4)
-  on every POST, retries with backoff on connection errors, 429 and 503 for requests safe to retry.
+What it writes (only what openapi.yaml decides):
+- models.py: a dataclass per object schema (inline objects get names of their own), its fields
+  declared once; scalar schemas become type aliases; a `oneOf` of `$ref`s becomes a `OneOf` base
+  class that picks the variant (by the discriminator when there is one, e.g. the move types joined
+  by `type`), a `oneOf` of inline objects one class with the union of their fields, an `allOf` of
+  a `$ref` and objects a subclass.
+- errors.py: one `ApiError` subclass per error status the client may meet.
+- client.py: `AosClient`, one method per operation (named from its operationId), plus the
+  hand-written `replay(record)` of `_replay.py`.
 - __init__.py: the public names.
 
-The output depends only on openapi.yaml: no timestamps, names sorted, ruff-clean.
+The fixed code they stand on is hand-written, beside them, and imported: `_model.py` (JSON in and
+out, driven by each dataclass's fields), `_errors.py` (`ApiError`), `_transport.py` (the session,
+timeouts, retries, `Idempotency-Key`), `_replay.py` (`AosClient.replay`). The output depends only
+on openapi.yaml: no timestamps, names sorted, ruff-clean.
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ class T:
     def optional(self) -> T:
         if self.ann.endswith("| None") or self.ann == "Any":
             return self
-        return T(f"{self.ann} | None", None if self.conv is None else f"_optional({self.conv})")
+        return T(f"{self.ann} | None", None if self.conv is None else f"optional({self.conv})")
 
 
 PRIMS = {
@@ -270,12 +271,12 @@ class Generator:
             extra = schema.get("additionalProperties", True)
             if isinstance(extra, dict) and extra:
                 value = self.type_of(extra, context + "Value")
-                return T(f"dict[str, {value.ann}]", None if value.conv is None else f"_dict_of({value.conv})")
+                return T(f"dict[str, {value.ann}]", None if value.conv is None else f"dict_of({value.conv})")
             return T("dict[str, Any]")
         if kind == "array":
             item_context = singular(context) if singular(context) != context else context + "Item"
             item = self.type_of(schema.get("items", {}), item_context)
-            return T(f"list[{item.ann}]", None if item.conv is None else f"_list_of({item.conv})")
+            return T(f"list[{item.ann}]", None if item.conv is None else f"list_of({item.conv})")
         if kind in PRIMS:
             return T(PRIMS[kind])
         return T("Any")
@@ -360,11 +361,6 @@ class Generator:
         # `type` first, as in the JSON the service writes; then the spec's order.
         return sorted(props, key=lambda p: p.json_name != "type")
 
-    def all_props(self, name: str) -> list[Prop]:
-        cls = self.classes[name]
-        inherited = self.all_props(cls.base) if cls.base and self.classes[cls.base].union is None else []
-        return inherited + cls.props
-
     # -- models.py ---------------------------------------------------------------------------------
     def class_order(self) -> list[str]:
         order: list[str] = []
@@ -399,14 +395,13 @@ class Generator:
     def models_py(self, header: str) -> str:
         out = [
             header,
-            '"""The models of openapi.yaml\'s schemas."""\n\n',
+            '"""The models of openapi.yaml\'s schemas (on `_model.Model`: see there how they work)."""\n\n',
             "from __future__ import annotations\n\n",
+            "from dataclasses import dataclass, field\n",
+            "from typing import Any, Literal\n\n",
+            "from ._model import Model, OneOf, json_name\n\n",
         ]
-        out.append("from collections.abc import Callable, Mapping\n")
-        out.append("from dataclasses import dataclass, field\n")
-        out.append("from typing import Any, Literal\n\n")
-        out.append(MODELS_RUNTIME)
-        out.append("\n\n# ---- scalar and container schemas ----\n\n")
+        out.append("# ---- scalar and container schemas ----\n\n")
         for name in self.alias_order():
             doc = self.alias_docs.get(name)
             if doc:
@@ -416,87 +411,46 @@ class Generator:
             out.append(self.class_source(self.classes[name]))
         for name in sorted(self.classes):
             cls = self.classes[name]
-            if cls.union is not None and cls.discriminator:
-                prop, mapping = cls.discriminator
-                out.append(f"\n\n{name}._VARIANTS = {{\n")
-                for value in sorted(mapping):
-                    out.append(f"    {literal(value)}: {mapping[value]},\n")
-                out.append("}\n")
-            elif cls.union is not None:
-                out.append(f"\n\n{name}._VARIANTS = {{\n")
-                for variant in cls.union:
-                    out.append(f"    {literal(variant)}: {variant},\n")
-                out.append("}\n")
+            if cls.union is None:
+                continue
+            if cls.discriminator:
+                _, mapping = cls.discriminator
+                variants = {value: mapping[value] for value in sorted(mapping)}
+            else:
+                variants = {variant: variant for variant in cls.union}
+            out.append(f"\n\n{name}.VARIANTS = {{\n")
+            out += [f"    {literal(value)}: {variant},\n" for value, variant in variants.items()]
+            out.append("}\n")
         return "".join(out)
 
     def class_source(self, cls: ClassDef) -> str:
         lines = ["\n"]
         if cls.union is not None:
-            lines.append(f"\nclass {cls.name}(_Model):\n")
+            lines.append(f"\nclass {cls.name}(OneOf):\n")
             lines += docstring(cls.doc or f"One of: {', '.join(cls.union)}.", 4)
-            lines.append("\n    _VARIANTS: dict[str, type[_Model]] = {}\n\n")
-            lines.append("    @classmethod\n")
-            lines.append(f"    def from_dict(cls, d: Mapping[str, Any]) -> {cls.name}:\n")
-            lines.append(f'        """The variant of `{cls.name}` that `d` is."""\n')
             if cls.discriminator:
-                prop = cls.discriminator[0]
-                lines.append(f"        kind = d.get({literal(prop)})\n")
-                lines.append("        variant = cls._VARIANTS.get(kind)  # type: ignore[arg-type]\n")
-                lines.append("        if variant is None:\n")
-                lines.append(f'            raise ValueError(f"unknown {cls.name} {prop}: {{kind!r}}")\n')
-                lines.append("        return variant.from_dict(d)  # type: ignore[return-value]\n")
-            else:
-                lines.append("        for variant in cls._VARIANTS.values():\n")
-                lines.append("            if all(k in d for k in variant._REQUIRED):\n")
-                lines.append("                return variant.from_dict(d)  # type: ignore[return-value]\n")
-                lines.append(f'        raise ValueError("not any {cls.name}")\n')
+                lines.append(f"\n    DISCRIMINATOR = {literal(cls.discriminator[0])}\n")
             return "".join(lines)
-        base = cls.base or "_Model"
+        base = cls.base or "Model"
         lines.append("\n@dataclass(kw_only=True)\n")
         lines.append(f"class {cls.name}({base}):\n")
         lines += docstring(cls.doc or f"The `{cls.name}` object.", 4)
-        props = self.all_props(cls.name)
-        lines.append("\n")
-        lines.append(
-            assignment(
-                "_FIELDS",
-                as_tuple([f"({literal(p.py_name)}, {literal(p.json_name)}, {p.required})" for p in props]),
-                indent=4,
-            )
-        )
-        lines.append(
-            assignment("_REQUIRED", as_tuple([literal(p.json_name) for p in props if p.required]), indent=4)
-        )
         lines.append("\n")
         for p in cls.props:
             if p.doc:
                 lines += ["    " + line + "\n" for line in comment(p.doc, LINE - 4).splitlines()]
+            renamed = p.py_name != p.json_name
+            meta = f"field(metadata=json_name({literal(p.json_name)})" if renamed else None
             if p.has_const:
-                lines.append(f"    {p.py_name}: {p.type.ann} = {literal(p.const)}\n")
+                default = f"{meta}, default={literal(p.const)})" if meta else literal(p.const)
+                lines.append(f"    {p.py_name}: {p.type.ann} = {default}\n")
             elif p.required:
-                lines.append(f"    {p.py_name}: {p.type.ann}\n")
+                lines.append(f"    {p.py_name}: {p.type.ann}" + (f" = {meta})" if meta else "") + "\n")
             else:
-                lines.append(f"    {p.py_name}: {p.type.optional().ann} = None\n")
+                default = f"{meta}, default=None)" if meta else "None"
+                lines.append(f"    {p.py_name}: {p.type.optional().ann} = {default}\n")
         if cls.base is None or self.classes[cls.base].union is not None:
             lines.append("    extra: dict[str, Any] = field(default_factory=dict)\n")
-        lines.append("\n    @classmethod\n")
-        lines.append(f"    def from_dict(cls, d: Mapping[str, Any]) -> {cls.name}:\n")
-        lines.append("        return cls(\n")
-        for p in props:
-            if p.has_const:
-                continue
-            key = literal(p.json_name)
-            if p.required and not p.type.ann.endswith("| None"):
-                value = f"d[{key}]" if p.type.conv is None else f"{p.type.conv}(d[{key}])"
-            elif p.required:
-                inner = p.type.conv
-                value = f"d[{key}]" if inner is None else f"{inner}(d[{key}])"
-            else:
-                conv = p.type.conv
-                value = f"d.get({key})" if conv is None else f"_get(d, {key}, {conv})"
-            lines.append(f"            {p.py_name}={value},\n")
-        lines.append("            extra=_extra(d, cls._FIELDS),\n")
-        lines.append("        )\n")
         return "".join(lines)
 
     # -- errors.py ---------------------------------------------------------------------------------
@@ -512,7 +466,13 @@ class Generator:
         missing = [s for s in self.error_statuses() if s not in ERRORS]
         if missing:
             raise SystemExit(f"generate_client: no error class for status {missing}: add it to ERRORS")
-        out = [header, ERRORS_HEAD]
+        out = [
+            header,
+            '"""The errors the service answers with, one class per status (on `_errors.ApiError`)."""\n\n',
+            "from __future__ import annotations\n\n",
+            "import requests\n\n",
+            "from ._errors import ApiError, error_from\n",
+        ]
         emitted = {"ApiError"}
         pending = sorted(ERRORS.items())
         while pending:
@@ -527,7 +487,11 @@ class Generator:
         for status, (name, _, _) in sorted(ERRORS.items()):
             out.append(f"    {status}: {name},\n")
         out.append("}\n")
-        out.append(ERRORS_TAIL)
+        out.append(
+            "\n\ndef error_for(response: requests.Response) -> ApiError:\n"
+            '    """The exception for a non-2xx response."""\n'
+            "    return error_from(response, ERRORS_BY_STATUS)\n"
+        )
         return "".join(out)
 
     # -- client.py ---------------------------------------------------------------------------------
@@ -623,7 +587,7 @@ class Generator:
 
         url = path
         for p in path_params:
-            url = url.replace("{" + p["name"] + "}", "{_quote(" + snake(p["name"]) + ")}")
+            url = url.replace("{" + p["name"] + "}", "{quote_path(" + snake(p["name"]) + ")}")
         call = [f'"{method}"', f'f"{url}"' if path_params else f'"{url}"']
         if query:
             items = ", ".join(f'"{p["name"]}": {snake(p["name"])}' for p in query)
@@ -632,7 +596,7 @@ class Generator:
         for p in headers:
             value = snake(p["name"])
             if p["name"].lower() in ("if-match", "if-none-match"):
-                value = f"_etag({value})"
+                value = f"etag_of({value})"
             header_items.append(f'"{p["name"]}": {value}')
         if header_items:
             call.append(f"headers={{{', '.join(header_items)}}}")
@@ -664,25 +628,45 @@ class Generator:
         ops = self.operations()
         methods = "".join(self.method_source(*op) for op in ops)
         names = {n for n in list(self.classes) + list(self.aliases) if re.search(rf"\b{n}\b", methods)}
-        names |= {h for h in ("_list_of", "_dict_of", "_optional") if h + "(" in methods}
-        imports = (
+        helpers = sorted(h for h in ("dict_of", "list_of", "optional") if h + "(" in methods)
+        info = self.spec.get("info", {})
+        title, api_version = info.get("title", ""), info.get("version", "")
+        out = [
+            header,
+            '"""`AosClient`: one method per operation of openapi.yaml, on `_transport.Transport` (the\n',
+            "session, timeouts, retries and the `Idempotency-Key` of every POST).\n",
+            '"""\n\n',
+            "from __future__ import annotations\n\n",
+            "from collections.abc import Mapping\n",
+            "from typing import Any, Literal\n\n" if "Literal[" in methods else "from typing import Any\n\n",
+        ]
+        if helpers:
+            out.append(f"from ._model import {', '.join(helpers)}\n")
+        out.append("from ._replay import Replays\n")
+        out.append("from ._transport import Transport, etag_of, quote_path\n")
+        out.append("from .errors import ApiError\n")
+        out.append(
             "from .models import (\n" + "".join(f"    {n},\n" for n in sorted(names, key=isort_key)) + ")\n"
         )
-        info = self.spec.get("info", {})
-        text = CLIENT_TEMPLATE.format(
-            header=header,
-            model_imports=imports,
-            title=info.get("title", ""),
-            api_version=info.get("version", ""),
-            methods=methods,
+        out.append(f'\nAPI_VERSION = "{api_version}"\n\n\n')
+        out.append("class AosClient(Replays, Transport):\n")
+        out += docstring(
+            f"A client of {title} {api_version}.\n\n"
+            "`AosClient(base_url, timeout=10.0, retries=3, backoff=0.2)`: see `Transport` for what the\n"
+            "options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).\n\n"
+            "One method per operation, and `replay(record)` (see `Replays`).",
+            4,
         )
-        return text
+        out.append("\n    API_VERSION = API_VERSION\n")
+        out.append(methods)
+        out.append('\n\n__all__ = ["API_VERSION", "AosClient", "ApiError"]\n')
+        return "".join(out)
 
     def init_py(self, header: str) -> str:
         info = self.spec.get("info", {})
         models = sorted(set(self.classes) | set(self.aliases))
         errors = sorted([name for name, _, _ in ERRORS.values()] + ["ApiError", "UnprocessableEntity"])
-        names = sorted(["AosClient"] + errors + models + ["API_VERSION"])
+        names = sorted(["AosClient", "ModelError", "RecordNotFinished"] + errors + models + ["API_VERSION"])
         out = [
             header,
             f'"""Python client of {info.get("title", "the API")} (generated from openapi.yaml).\n\n',
@@ -692,6 +676,8 @@ class Generator:
         out.append("    maps = api.list_maps()\n\n")
         out.append("See client/README.md.\n")
         out.append('"""\n\n')
+        out.append("from ._model import ModelError\n")
+        out.append("from ._replay import RecordNotFinished\n")
         out.append("from .client import API_VERSION, AosClient\n")
         out.append(
             "from .errors import (\n" + "".join(f"    {n},\n" for n in sorted(errors, key=str.lower)) + ")\n"
@@ -783,295 +769,6 @@ def split_top(text: str) -> list[str]:
             start = i + 1
     items.append(text[start:])
     return items
-
-
-MODELS_RUNTIME = '''
-def _optional(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: None if value is None else conv(value)
-
-
-def _list_of(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda values: [conv(v) for v in values]
-
-
-def _dict_of(conv: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda values: {k: conv(v) for k, v in values.items()}
-
-
-def _get(d: Mapping[str, Any], key: str, conv: Callable[[Any], Any]) -> Any:
-    value = d.get(key)
-    return None if value is None else conv(value)
-
-
-def _extra(d: Mapping[str, Any], fields: tuple[tuple[str, str, bool], ...]) -> dict[str, Any]:
-    known = {json_name for _, json_name, _ in fields}
-    return {k: v for k, v in d.items() if k not in known}
-
-
-def _encode(value: Any) -> Any:
-    if isinstance(value, _Model):
-        return value.to_dict()
-    if isinstance(value, list | tuple):
-        return [_encode(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _encode(v) for k, v in value.items()}
-    return value
-
-
-class _Model:
-    """What every model has: `to_dict()` (the JSON object, unknown fields kept in `extra`
-    included), `from_dict()` and `get()` by JSON name."""
-
-    _FIELDS: tuple[tuple[str, str, bool], ...] = ()
-    _REQUIRED: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for attr, json_name, required in self._FIELDS:
-            value = getattr(self, attr)
-            if required or value is not None:
-                out[json_name] = _encode(value)
-        for key, value in getattr(self, "extra", {}).items():
-            out.setdefault(key, _encode(value))
-        return out
-
-    def get(self, json_name: str, default: Any = None) -> Any:
-        """A field by its JSON name, known or not (e.g. an event's `income`)."""
-        for attr, name, _ in self._FIELDS:
-            if name == json_name:
-                value = getattr(self, attr)
-                return default if value is None else value
-        return getattr(self, "extra", {}).get(json_name, default)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> _Model:  # pragma: no cover - every model overrides it
-        raise NotImplementedError
-'''
-
-ERRORS_HEAD = '''"""The errors the service answers with, as exceptions carrying the problem+json body."""
-
-from __future__ import annotations
-
-from typing import Any
-
-import requests
-
-from .models import Problem
-
-
-class ApiError(Exception):
-    """A non-2xx answer. `status`, and from the problem+json body: `code` (stable, branch on it),
-    `title`, `detail`, `problem` (the parsed `Problem`, or None) and `body` (the raw JSON)."""
-
-    status: int = 0
-
-    def __init__(self, status: int, body: Any = None, response: requests.Response | None = None) -> None:
-        self.status = status
-        self.body = body
-        self.response = response
-        self.problem: Problem | None = None
-        if isinstance(body, dict) and "code" in body:
-            try:
-                self.problem = Problem.from_dict(body)
-            except (KeyError, TypeError, ValueError):
-                self.problem = None
-        data = body if isinstance(body, dict) else {}
-        self.code: str | None = data.get("code")
-        self.title: str | None = data.get("title")
-        self.detail: str | None = data.get("detail")
-        super().__init__(f"{status} {self.code or self.title or ''}: {self.detail or body!r}".strip())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """A field of the problem body, e.g. `need` and `have` of `INSUFFICIENT_CASH`."""
-        return self.body.get(key, default) if isinstance(self.body, dict) else default
-
-    @property
-    def version(self) -> int | None:
-        """The game's current version, when the problem says it (412)."""
-        return self.get("version")
-
-    @property
-    def request_id(self) -> str | None:
-        """The service's `X-Request-Id` for the failed request: quote it in a bug report."""
-        return self.response.headers.get("X-Request-Id") if self.response is not None else None
-
-    @property
-    def retry_after(self) -> float | None:
-        """Seconds to wait, from `Retry-After` (429, 503)."""
-        value = self.response.headers.get("Retry-After") if self.response is not None else None
-        try:
-            return float(value) if value is not None else None
-        except ValueError:
-            return None
-'''
-
-ERRORS_TAIL = '''
-
-def error_for(response: requests.Response) -> ApiError:
-    """The exception for a non-2xx response."""
-    try:
-        body: Any = response.json()
-    except ValueError:
-        body = response.text
-    cls = ERRORS_BY_STATUS.get(response.status_code, ApiError)
-    return cls(response.status_code, body, response)
-'''
-
-CLIENT_TEMPLATE = '''{header}"""`AosClient`: one method per operation of openapi.yaml on a `requests.Session`.
-
-Every POST carries an `Idempotency-Key` (a fresh uuid4 unless you give one), so a POST is safe to
-retry: a repeat returns the first answer and applies nothing. GETs and POSTs are retried with
-exponential backoff on connection errors, timeouts, 429 and 503 (`retries` times). Non-2xx answers
-raise the exceptions of `aos_client.errors`.
-"""
-
-from __future__ import annotations
-
-import contextlib
-import random
-import time
-import uuid
-from collections.abc import Mapping
-from typing import Any
-from urllib.parse import quote
-
-import requests
-
-from .errors import ApiError, error_for
-{model_imports}
-API_VERSION = "{api_version}"
-DEFAULT_TIMEOUT = 10.0
-RETRY_STATUSES = frozenset({{429, 503}})
-
-
-def _quote(value: Any) -> str:
-    return quote(str(value), safe="")
-
-
-def _etag(value: int | str | None) -> str | None:
-    """A version as an entity tag: 7 -> '"7"'; a string is sent as it is."""
-    if value is None or isinstance(value, str):
-        return value
-    return f'"{{int(value)}}"'
-
-
-def _encode_body(body: Any) -> Any:
-    to_dict = getattr(body, "to_dict", None)
-    return to_dict() if callable(to_dict) else body
-
-
-class AosClient:
-    """A client of {title} {api_version}.
-
-        api = AosClient("http://127.0.0.1:8000")
-        game = api.create_game({{"map": "rust_belt", "players": [{{"name": n}} for n in "abc"]}})
-
-    `timeout` (seconds) applies to each attempt; `retries` and `backoff` (seconds, doubled each
-    time, with jitter) govern retries of requests that are safe to repeat. `last_response` is the
-    last `requests.Response` (for headers such as `ETag` and `Location`).
-    """
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        session: requests.Session | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        retries: int = 3,
-        backoff: float = 0.2,
-        max_backoff: float = 5.0,
-        user_agent: str = "aos-client/" + API_VERSION,
-    ) -> None:
-        self.base_url = base_url.rstrip("/")
-        self.session = session or requests.Session()
-        self.timeout = timeout
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.user_agent = user_agent
-        self.last_response: requests.Response | None = None
-
-    def close(self) -> None:
-        self.session.close()
-
-    def __enter__(self) -> AosClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _sleep_before_retry(self, attempt: int, response: requests.Response | None) -> None:
-        delay = min(self.max_backoff, self.backoff * (2**attempt)) * (0.5 + random.random() / 2)
-        if response is not None:
-            with contextlib.suppress(ValueError):
-                delay = max(delay, min(self.max_backoff, float(response.headers.get("Retry-After", 0))))
-        time.sleep(delay)
-
-    def _request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str | None] | None = None,
-        body: Any = None,
-        token: str | None = None,
-        idempotency_key: str | None = None,
-        expect: str | None = "json",
-        not_modified: bool = False,
-        timeout: float | None = None,
-    ) -> Any:
-        sent = {{"User-Agent": self.user_agent, "Accept": "application/json, application/problem+json"}}
-        if expect == "text":
-            sent["Accept"] = "*/*"
-        for name, value in (headers or {{}}).items():
-            if value is not None:
-                sent[name] = value
-        if token is not None:
-            sent["Authorization"] = f"Bearer {{token}}"
-        if method == "POST":
-            sent["Idempotency-Key"] = idempotency_key or str(uuid.uuid4())
-        safe = method in ("GET", "HEAD") or "Idempotency-Key" in sent
-        query = {{k: v for k, v in (params or {{}}).items() if v is not None}}
-        json_body = None if body is None else _encode_body(body)
-        attempt = 0
-        while True:
-            try:
-                response = self.session.request(
-                    method,
-                    self.base_url + path,
-                    params=query or None,
-                    json=json_body,
-                    headers=sent,
-                    timeout=timeout or self.timeout,
-                )
-            except (requests.ConnectionError, requests.Timeout):
-                if not safe or attempt >= self.retries:
-                    raise
-                self._sleep_before_retry(attempt, None)
-                attempt += 1
-                continue
-            self.last_response = response
-            if response.status_code in RETRY_STATUSES and safe and attempt < self.retries:
-                self._sleep_before_retry(attempt, response)
-                attempt += 1
-                continue
-            break
-        if response.status_code == 304 and not_modified:
-            return None
-        if not 200 <= response.status_code < 300:
-            raise error_for(response)
-        if expect == "json":
-            return response.json()
-        if expect == "text":
-            return response.text
-        return None
-
-    # ---- operations (generated from openapi.yaml) ----
-{methods}
-
-__all__ = ["API_VERSION", "AosClient", "ApiError"]
-'''
 
 
 def generate(spec_path: Path = SPEC) -> dict[str, str]:

@@ -1,8 +1,14 @@
 # Hand-written (not generated): a bot that plays whole games through the generated client.
-"""A bot that plays whole games of Age of Steam over HTTP, every seat, through `AosClient`.
+"""A bot that plays Age of Steam over HTTP through `AosClient`: whole games, every seat, or one
+seat of a game someone else created.
 
     python -m aos_client.bot --url http://127.0.0.1:8000 --map rust_belt --players 4 --games 10 \\
-        [--policy random|greedy | --seats greedy,greedy,random,random] [--seed S]
+        [--policy random|greedy|mypkg.mybot:MyPolicy | --seats greedy,greedy,random,random] [--seed S]
+    python -m aos_client.bot --url http://127.0.0.1:8000 --game GAME_ID --token SEAT_TOKEN \\
+        [--policy mypkg.mybot:MyPolicy]
+
+`--policy` takes a policy's name or the import path of a class of your own (`module:Class`, a
+`Policy` subclass, made as `Class(random.Random(...))`).
 
 Policies:
 - `random`: picks a kind of move uniformly (bid, drop out, build, end the build, deliver, ...),
@@ -22,6 +28,7 @@ A bot of your own needs only `choose(view, seat, moves)`: see `Policy`.
 from __future__ import annotations
 
 import argparse
+import importlib
 import random
 import statistics
 import sys
@@ -30,7 +37,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .client import AosClient
-from .errors import PreconditionFailed
+from .errors import ApiError, PreconditionFailed
 from .models import (
     BuildMove,
     DeliverMove,
@@ -63,13 +70,14 @@ def hex_of(h: object) -> Hex:
 
 
 class Policy:
-    """Chooses one of the legal moves of `seat`. `map_detail` is the map's geometry (set once per game)."""
+    """Chooses one of the legal moves of `seat`. `map_detail` is the map's geometry (`get_map`),
+    which `play_game` and `play_seat` set once per game."""
 
     name = "policy"
 
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.map_detail: MapDetail | None = None
+    def __init__(self, rng: random.Random | None = None, map_detail: MapDetail | None = None) -> None:
+        self.rng = rng or random.Random()
+        self.map_detail = map_detail
 
     def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
         raise NotImplementedError
@@ -377,6 +385,22 @@ class Board:
 POLICIES: dict[str, type[Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
 
 
+def policy_class(spec: str) -> type[Policy]:
+    """A policy by name (`greedy`) or by import path (`mypkg.mybot:MyPolicy`)."""
+    if spec in POLICIES:
+        return POLICIES[spec]
+    module_name, sep, class_name = spec.partition(":")
+    if not sep or not module_name or not class_name:
+        raise ValueError(f"a policy is one of {', '.join(sorted(POLICIES))} or module:Class, not {spec!r}")
+    try:
+        found = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"cannot load the policy {spec!r}: {exc}") from exc
+    if not isinstance(found, type) or not callable(getattr(found, "choose", None)):
+        raise ValueError(f"{spec!r} is not a class with a choose(view, seat, moves) method")
+    return found
+
+
 @dataclass
 class GameResult:
     game_id: str
@@ -429,29 +453,112 @@ def play_game(
     return GameResult(view.game_id, view, moves, time.perf_counter() - started, [p.name for p in policies])
 
 
+def seat_of_token(token: str) -> int | None:
+    """The seat a seat token is for (tokens read `<game id>.<seat>.<secret>`), if it says."""
+    parts = token.split(".")
+    return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
+
+
+def play_seat(
+    api: AosClient,
+    game_id: str,
+    token: str,
+    policy: Policy,
+    *,
+    seat: int | None = None,
+    poll: float = 0.5,
+    max_moves: int = 20000,
+    on_move: Callable[[GameView, int, Move], None] | None = None,
+) -> GameResult:
+    """Plays one seat of an existing game, with that seat's token, until the game is finished.
+    Other seats are played by others: while it is not this seat's decision it polls the game
+    (`If-None-Match`, so an unchanged game costs a 304) every `poll` seconds."""
+    started = time.perf_counter()
+    seat = seat_of_token(token) if seat is None else seat
+    if seat is None:
+        raise ValueError("the token does not say its seat: pass seat=")
+    view: GameView = api.get_game(game_id)  # type: ignore[assignment]
+    policy.map_detail = api.get_map(view.map)
+    moves = 0
+    while view.status != "finished":
+        if view.active_seat != seat:
+            time.sleep(poll)
+            changed = api.get_game(game_id, if_none_match=view.version)
+            view = changed if changed is not None else view  # type: ignore[assignment]
+            continue
+        legal = api.get_legal_moves(game_id, seat)
+        if legal.version != view.version or not legal.moves:
+            view = api.get_game(game_id)  # type: ignore[assignment]
+            continue
+        move = policy.choose(view, seat, legal.moves)
+        if on_move is not None:
+            on_move(view, seat, move)
+        try:
+            view = api.apply_move(game_id, move, token=token, if_match=view.version).game
+        except PreconditionFailed:
+            view = api.get_game(game_id)  # type: ignore[assignment]
+            continue
+        moves += 1
+        if moves >= max_moves:
+            raise RuntimeError(f"game {game_id} did not end in {max_moves} moves of seat {seat}")
+    return GameResult(game_id, view, moves, time.perf_counter() - started, [policy.name])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m aos_client.bot", description=__doc__.splitlines()[0])
     parser.add_argument("--url", default="http://127.0.0.1:8000")
     parser.add_argument("--map", default="rust_belt")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--games", type=int, default=1)
-    parser.add_argument("--policy", choices=sorted(POLICIES), default="greedy", help="every seat's policy")
+    parser.add_argument(
+        "--policy",
+        default="greedy",
+        help=f"every seat's policy: {', '.join(sorted(POLICIES))} or module:Class (a Policy of your own)",
+    )
     parser.add_argument(
         "--seats", help="a policy per seat, comma-separated (e.g. greedy,greedy,random,random)"
     )
+    parser.add_argument("--game", help="play one seat of this existing game (with --token)")
+    parser.add_argument("--token", help="with --game: the seat's token (it says which seat)")
+    parser.add_argument("--seat", type=int, help="with --game: the seat, if the token does not say it")
+    parser.add_argument("--poll", type=float, default=0.5, help="with --game: seconds between polls")
     parser.add_argument("--rotate", action="store_true", help="with --seats: rotate the policies each game")
     parser.add_argument("--seed", type=int, default=None, help="makes the games and the bots reproducible")
     args = parser.parse_args(argv)
-    kinds = args.seats.split(",") if args.seats else [args.policy] * args.players
-    if len(kinds) != args.players or any(k not in POLICIES for k in kinds):
-        parser.error(f"--seats needs {args.players} of {', '.join(sorted(POLICIES))}")
     rng = random.Random(args.seed)
+    if args.game is not None or args.token is not None:
+        if not (args.game and args.token):
+            parser.error("--game and --token go together")
+        try:
+            policy = policy_class(args.policy)(random.Random(rng.random()))
+        except ValueError as exc:
+            parser.error(str(exc))
+        with AosClient(args.url) as api:
+            try:
+                result = play_seat(api, args.game, args.token, policy, seat=args.seat, poll=args.poll)
+            except (ApiError, ValueError) as exc:
+                print(f"aos_client.bot: {exc}", file=sys.stderr)
+                return 1
+        scores = {s.seat: s for s in result.view.scores or []}
+        seat = args.seat if args.seat is not None else seat_of_token(args.token)
+        mine = scores.get(seat)  # type: ignore[arg-type]
+        points = "out" if mine is None or mine.points is None else mine.points
+        print(f"game {result.game_id}: seat {seat} made {result.moves} moves; points {points}, "
+              f"rank {mine.rank if mine else '?'}", flush=True)
+        return 0
+    kinds = args.seats.split(",") if args.seats else [args.policy] * args.players
+    if len(kinds) != args.players:
+        parser.error(f"--seats needs {args.players} policies")
+    try:
+        classes = {k: policy_class(k) for k in kinds}
+    except ValueError as exc:
+        parser.error(str(exc))
     points: dict[str, list[int]] = {}
     wins: dict[str, float] = {}
     with AosClient(args.url) as api:
         for g in range(args.games):
             order = kinds[g % len(kinds) :] + kinds[: g % len(kinds)] if args.rotate else kinds
-            policies = [POLICIES[k](random.Random(rng.random())) for k in order]
+            policies = [classes[k](random.Random(rng.random())) for k in order]
             seed = None if args.seed is None else f"{args.seed}-{g}"
             result = play_game(api, args.map, policies, seed=seed)
             scores = sorted(result.view.scores or [], key=lambda s: s.seat)

@@ -10,11 +10,13 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import bodies, instrumentation, limits, logs, metrics, problems, security
+from . import bodies, cors, instrumentation, limits, logs, metrics, problems, security
 from .config import Settings
+from .docs import docs_bp
 from .gameplay import Games
 from .proxies import TrustedProxies
 from .routes import bp
+from .seats import seats_bp
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +40,13 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.extensions["aos.games"] = Games(store, settings)
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
+    cors.install(app)
     instrumentation.install(app)
     bodies.install(app)
     security.install(app)
     app.register_blueprint(bp)
+    app.register_blueprint(seats_bp)
+    app.register_blueprint(docs_bp)
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)

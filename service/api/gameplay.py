@@ -17,7 +17,7 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import metrics, timeline, tokens
+from . import admin, metrics, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -173,6 +173,7 @@ class Games:
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
             seats, hashes = self._seats(game_id, state, key, salt)
+            admin_token, admin_hash = admin.admin_token(game_id, None if key is None else key.secret, salt)
             view = full_view(state, game_id, version)
             record = None
             if key is not None:
@@ -182,7 +183,7 @@ class Games:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=orjson.dumps({"tokens": hashes}),
+                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,
@@ -196,7 +197,7 @@ class Games:
                     raise ApiError(503, "STORE_UNAVAILABLE", "the create's record names no game; retry")
                 return replayed
             metrics.GAMES_CREATED.labels(map=state["map"]).inc()
-            return Created(game_id, orjson.dumps({**view, "seats": seats}))
+            return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
         raise ApiError(503, "STORE_UNAVAILABLE", "could not find a free game id")
 
     def _create_retry_ttl(self) -> int:
@@ -271,7 +272,8 @@ class Games:
                   "token": tokens.make_token(game_id, p["seat"],
                                              tokens.derived_secret(key.secret, salt.decode(), p["seat"]))}
                  for p in view["players"]]
-        return Created(game_id, orjson.dumps({**view, "seats": seats}))
+        admin_token = admin.admin_token(game_id, key.secret, salt.decode())[0]
+        return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
 
     # -- moving -------------------------------------------------------------------------------
 

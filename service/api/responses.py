@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 import orjson
 from flask import Response
 
 JSON = "application/json"
+# RFC 9110: `*`, or entity tags (`"3"`, `W/"3"`) separated by commas.
+_TAG = r'(?:W/)?"[\x21\x23-\x7e\x80-\xff]*"'
+ETAG_LIST = re.compile(rf"\*|{_TAG}(?:[ \t]*,[ \t]*{_TAG})*")
 
 
 def json_response(body: object, status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -27,6 +32,9 @@ def strong_tags(header: str | None) -> str | None:
     if header is None:
         return None
     return ", ".join(tag.strip() for tag in header.split(",") if not tag.strip().startswith("W/"))
+def well_formed_etags(header: str) -> bool:
+    """Whether an If-Match / If-None-Match value is `*` or a list of quoted entity tags."""
+    return ETAG_LIST.fullmatch(header.strip(" \t")) is not None
 
 
 def etag_matches(header: str | None, version: int) -> bool:

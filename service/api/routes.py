@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import cache
 from typing import Any
 
 import orjson
@@ -12,10 +14,10 @@ from marshmallow import ValidationError
 from service.engine.errors import SetupError
 from service.render import board_svg
 
-from . import bodies, tokens
+from . import admin, bodies, tokens
 from .gameplay import Games, map_info, map_json, maps_json
 from .problems import ApiError
-from .responses import etag, etag_matches, json_response, raw_json, strong_tags
+from .responses import etag, etag_matches, json_response, raw_json, strong_tags, well_formed_etags
 from .schemas import UnknownMoveType, load_create, load_move
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
@@ -60,6 +62,11 @@ def precondition(name: str) -> str | None:
     value = request.headers.get(name)
     if value is not None and len(value) > 1024:
         raise ApiError(400, "BAD_HEADER", f"{name} is at most 1024 characters")
+    if value is not None and not well_formed_etags(value):
+        # An unquoted `If-Match: 3` would match no tag and be answered "the game is at version
+        # 3" by a 412: say what is wrong instead.
+        example = f'{name}: "3"'
+        raise ApiError(400, "BAD_ETAG", f"{name} takes quoted versions, e.g. {example} (not {value[:40]!r})")
     return value
 
 
@@ -78,9 +85,30 @@ def with_etag(response: Response, version: int) -> Response:
 # -- maps ----------------------------------------------------------------------------------------
 
 
+# The maps never change within a release: caches may keep them a day, and revalidate by content.
+MAPS_CACHE_CONTROL = "public, max-age=86400"
+
+
+@cache
+def content_tag(data: bytes) -> str:
+    return '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+
+
+def unchanging_json(data: bytes) -> Response:
+    """A body that changes only with a release: ETag from its content, 304 to a matching
+    If-None-Match."""
+    headers = {"ETag": content_tag(data), "Cache-Control": MAPS_CACHE_CONTROL}
+    wanted = precondition("If-None-Match")
+    if wanted is not None:
+        tags = {tag.strip().removeprefix("W/") for tag in wanted.split(",")}
+        if "*" in tags or headers["ETag"] in tags:
+            return Response(status=304, headers=headers)
+    return raw_json(data, headers=headers)
+
+
 @bp.get("/maps")
 def list_maps() -> Response:
-    return raw_json(maps_json())
+    return unchanging_json(maps_json())
 
 
 @bp.get("/maps/<map>")
@@ -88,9 +116,10 @@ def get_map(**path: str) -> Response:
     # The parameter is named `map` in the contract, and openapi-core matches names.
     map_id = path["map"]
     try:
-        return raw_json(map_json(map_id))
+        data = map_json(map_id)
     except SetupError:
         raise ApiError(404, "MAP_NOT_FOUND", f"no map {map_id!r}") from None
+    return unchanging_json(data)
 
 
 # -- games ---------------------------------------------------------------------------------------
@@ -148,6 +177,7 @@ def apply_move(game_id: str) -> Response:
     seat = games().authenticate(stored, token, token_seat)
     if body_seat is not None and body_seat != seat:
         raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+    admin.note_claimed(games().store, game_id, stored, seat, token)
     applied = games().apply(
         game_id,
         seat,
@@ -173,6 +203,7 @@ def validate_move(game_id: str) -> Response:
         seat = games().authenticate(stored, token, token_seat)
         if body_seat is not None and body_seat != seat:
             raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+        admin.note_claimed(games().store, game_id, stored, seat, token)
     elif body_seat is not None:
         seat = body_seat
     else:
@@ -195,9 +226,21 @@ def get_record(game_id: str) -> Response:
 
 @bp.get("/games/<game_id>/board.svg")
 def get_board(game_id: str) -> Response:
-    version, data = games().view(game_id_of(game_id))
+    game_id = game_id_of(game_id)
+    unknown = sorted(set(request.args) - {"coords"})
+    if unknown:
+        raise ApiError(400, "BAD_QUERY", f"board.svg takes only coords, not {unknown[0][:40]!r}")
+    coords = request.args.get("coords", "0")
+    if coords not in ("0", "1"):
+        raise ApiError(400, "BAD_QUERY", "coords is 0 or 1")
+    version, data = games().view(game_id)
     view = orjson.loads(data)
-    svg = board_svg(view, map_info(view["map"]))
+    # The log only grows: its entry `version - 1` is the move that made this view.
+    last = None
+    if version > 0:
+        entries = games().store.history(game_id) or []
+        last = orjson.loads(entries[version - 1]) if len(entries) >= version else None
+    svg = board_svg(view, map_info(view["map"]), last=last, coords=coords == "1")
     return with_etag(Response(svg, content_type="image/svg+xml; charset=utf-8"), version)
 
 

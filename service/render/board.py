@@ -1,17 +1,23 @@
-"""Draws a board: hexes coloured by terrain, cities with their cubes, towns, and track coloured
-by its owner, with a legend of the players. Input is the game view and the map's geometry
-(GET /v1/maps/{map}); output is a self-contained SVG document."""
+"""Draws the board a player can play from: the map (terrain, cities with their goods, named towns,
+track in its owner's colour, the map's own features, the last move outlined, hex coordinates on
+request) and beside it a panel: round, phase and whose decision it is; each player's cash, income,
+shares, locomotive and action; the goods display (only the columns in play); the last move in
+words; a legend. Input is the game view, the map's geometry (GET /v1/maps/{map}) and the last
+history entry; output is a self-contained SVG document that renders the same in a browser and
+in cairosvg (no CSS, no paint-order)."""
 
 from __future__ import annotations
 
 import math
 import re
-from xml.sax.saxutils import escape as _escape
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
-SIZE = 28.0  # hex circumradius in pixels
-MARGIN = 20.0
-LEGEND_HEIGHT = 24.0
+SIZE = 30.0  # hex circumradius in pixels
+MARGIN = 16.0
+PANEL_WIDTH = 420.0
+LINE = 17.0  # the panel's line height
+CUBE_SIDE = 9.0
+CUBE_GAP = 2.0
 
 TERRAIN = {
     "plain": "#d9e8b0",
@@ -25,6 +31,7 @@ TERRAIN = {
     "oil_field": "#3b3b3b",
     "flag_link": "#e4e4e4",
 }
+TERRAIN_NAMES = {"flag_link": "flag link", "oil_field": "oil field"}
 CUBE = {
     "red": "#d7263d",
     "blue": "#1b6ec2",
@@ -35,21 +42,38 @@ CUBE = {
 # Owners' track colours, chosen apart from the cube colours.
 SEATS = ("#e8590c", "#0ca678", "#c2255c", "#1098ad", "#5f3dc4", "#74b816")
 UNOWNED = "#868e96"
-
-
-# Characters XML 1.0 cannot hold at all, not even as references: replaced, so that a name stored
-# before names were checked cannot make the document ill-formed.
-NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def escape(text: str) -> str:
-    return _escape(NOT_XML.sub("\ufffd", text))
-
+WALL = "#1f1f1f"  # Berlin's wall: black and dashed, apart from every owner's colour
+INK = "#212529"
+PHASES = {
+    "issue_shares": "Issue shares",
+    "auction": "Auction for turn order",
+    "select_action": "Select actions",
+    "build": "Build track",
+    "move_goods": "Move goods",
+    "production": "Production",
+    "finished": "Game over",
+}
 
 # The neighbour across each edge, in axial coordinates (the contract's numbering).
 NEIGHBOUR = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
+# Characters XML 1.0 cannot hold at all, not even as references (outside its Char production):
+# replaced, so that a name stored before names were checked cannot make the document ill-formed.
+NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 Point = tuple[float, float]
+
+
+def text(value: object, limit: int | None = None) -> str:
+    """`value` as XML character data: unrepresentable characters become U+FFFD, markup is escaped,
+    and over `limit` characters it is cut with an ellipsis."""
+    s = NOT_XML.sub("\ufffd", str(value))
+    if limit is not None and len(s) > limit:
+        s = s[: limit - 1] + "\u2026"
+    return escape(s)
+
+
+def attr(value: object) -> str:
+    return quoteattr(NOT_XML.sub("\ufffd", str(value)))
 
 
 class Geometry:
@@ -78,33 +102,67 @@ class Geometry:
                 return dx / length, dy / length
         raise ValueError("a map with no two neighbouring hexes")
 
-    def polygon(self, centre: Point) -> str:
+    def polygon(self, centre: Point, scale: float = 1.0) -> str:
         cx, cy = centre
-        return " ".join(f"{cx + dx:.1f},{cy + dy:.1f}" for dx, dy in self.corners)
+        return " ".join(f"{cx + dx * scale:.1f},{cy + dy * scale:.1f}" for dx, dy in self.corners)
 
     def edge_mid(self, centre: Point, edge: int) -> Point:
         apothem = SIZE * math.sqrt(3) / 2
         dx, dy = self.edges[edge]
         return centre[0] + dx * apothem, centre[1] + dy * apothem
 
+    def size(self) -> Point:
+        return (
+            max(x for x, _ in self.centres.values()) + SIZE + MARGIN,
+            max(y for _, y in self.centres.values()) + SIZE + MARGIN,
+        )
+
 
 def _owner_colour(owner: int | None) -> str:
     return UNOWNED if owner is None else SEATS[owner % len(SEATS)]
 
 
-def _cubes(goods: list[str], cx: float, top: float) -> list[str]:
-    """A row of cubes centred on cx."""
-    side, gap = 7.0, 1.5
-    left = cx - (len(goods) * (side + gap) - gap) / 2
+def _hex(d: dict) -> tuple[int, int]:
+    return d["q"], d["r"]
+
+
+def _label(x: float, y: float, value: str, size: float, *, anchor: str = "middle",
+           weight: str = "bold", fill: str = INK, halo: str = "#ffffff", kind: str = "label") -> list[str]:
+    """Text with a halo: drawn twice, the stroked copy first, so it reads on any background in
+    every renderer (paint-order is not everywhere)."""
+    common = f'x="{x:.1f}" y="{y:.1f}" font-size="{size:g}" text-anchor="{anchor}" font-weight="{weight}"'
     return [
-        f'<rect x="{left + i * (side + gap):.1f}" y="{top:.1f}" width="{side}" height="{side}" '
-        f'fill="{CUBE.get(colour, "#adb5bd")}" stroke="#ffffff" stroke-width="0.8"/>'
-        for i, colour in enumerate(goods)
+        f'<text {common} fill="{halo}" stroke="{halo}" stroke-width="3" stroke-linejoin="round" '
+        f'aria-hidden="true">{value}</text>',
+        f'<text class="{kind}" {common} fill="{fill}">{value}</text>',
     ]
 
 
-def _hex(d: dict) -> tuple[int, int]:
-    return d["q"], d["r"]
+def _cubes(goods: list[str], cx: float, top: float, per_row: int = 3) -> list[str]:
+    """Cubes in rows of `per_row` centred on cx, on a white plate so every colour shows on
+    every city colour; more than two rows' worth end in a `+n`."""
+    if not goods:
+        return []
+    shown = goods[: per_row * 2] if len(goods) > per_row * 2 else goods
+    rest = len(goods) - len(shown)
+    rows = [shown[i : i + per_row] for i in range(0, len(shown), per_row)]
+    step = CUBE_SIDE + CUBE_GAP
+    width = min(len(shown), per_row) * step + CUBE_GAP
+    out = [
+        f'<rect x="{cx - width / 2:.1f}" y="{top - CUBE_GAP:.1f}" width="{width:.1f}" '
+        f'height="{len(rows) * step + CUBE_GAP:.1f}" rx="2" fill="#ffffff" fill-opacity="0.9"/>'
+    ]
+    for row_index, row in enumerate(rows):
+        left = cx - (len(row) * step - CUBE_GAP) / 2
+        for i, colour in enumerate(row):
+            out.append(
+                f'<rect class="cube" data-color={attr(colour)} x="{left + i * step:.1f}" '
+                f'y="{top + row_index * step:.1f}" width="{CUBE_SIDE:g}" height="{CUBE_SIDE:g}" rx="1" '
+                f'fill="{CUBE.get(colour, "#adb5bd")}" stroke="{INK}" stroke-width="0.8"/>'
+            )
+    if rest:
+        out += _label(cx + width / 2 + 2, top + step, f"+{rest}", 9, anchor="start")
+    return out
 
 
 def _map_features(board: dict, geometry: Geometry) -> list[str]:
@@ -116,8 +174,8 @@ def _map_features(board: dict, geometry: Geometry) -> list[str]:
     if polders and not polders["open"]:
         for h in polders["hexes"]:
             if _hex(h) in centres:
-                out.append(f'<polygon points="{geometry.polygon(centres[_hex(h)])}" fill="#495057" '
-                           'fill-opacity="0.35"><title>closed until round '
+                out.append(f'<polygon class="closed-polder" points="{geometry.polygon(centres[_hex(h)])}" '
+                           'fill="#495057" fill-opacity="0.35"><title>closed until round '
                            f'{polders["open_from_round"]}</title></polygon>')
     for disc in (board.get("wall") or {}).get("discs", []):
         a, b = _hex(disc["a"]), _hex(disc["b"])
@@ -126,101 +184,355 @@ def _map_features(board: dict, geometry: Geometry) -> list[str]:
         edge = NEIGHBOUR.index((b[0] - a[0], b[1] - a[1]))
         (x1, y1), (x2, y2) = ((centres[a][0] + dx, centres[a][1] + dy)
                               for dx, dy in (geometry.corners[edge - 1], geometry.corners[edge]))
-        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
-                   'stroke="#c92a2a" stroke-width="5" stroke-linecap="round"/>')
-    for field in board.get("oil_fields", []):
-        if _hex(field["hex"]) in centres:
-            cx, cy = centres[_hex(field["hex"])]
-            out.extend(_cubes(field["goods"][:6], cx, cy - 3))
+        out.append(f'<line class="wall" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+                   f'stroke="{WALL}" stroke-width="7" stroke-linecap="round"/>')
+        out.append(f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#ffffff" '
+                   'stroke-width="1.5" stroke-dasharray="3 3"/>')
+    for oil in board.get("oil_fields", []):
+        if _hex(oil["hex"]) in centres:
+            cx, cy = centres[_hex(oil["hex"])]
+            out.extend(_cubes(oil["goods"][:6], cx, cy - 6))
     for mill in board.get("windmills", []):
         if _hex(mill["hex"]) in centres:
             cx, cy = centres[_hex(mill["hex"])]
-            out.append(f'<text x="{cx:.1f}" y="{cy - 6:.1f}" font-size="14" text-anchor="middle">'
-                       "\u2723</text>")
+            out.append(f'<text class="windmill" x="{cx:.1f}" y="{cy - 6:.1f}" font-size="14" '
+                       'text-anchor="middle">\u2723</text>')
             if mill["color"]:
-                out.extend(_cubes([mill["color"]], cx, cy + 2))
+                out.extend(_cubes([mill["color"]], cx, cy + 1))
     return out
 
 
-def board_svg(view: dict, map_info: dict) -> str:
-    geometry = Geometry(map_info["hexes"])
-    centres = geometry.centres
-    width = max(x for x, _ in centres.values()) + SIZE + MARGIN
-    height = max(y for _, y in centres.values()) + SIZE + MARGIN + LEGEND_HEIGHT
+# ---- the last move --------------------------------------------------------------------------------
 
-    out = [
-        '<svg xmlns="http://www.w3.org/2000/svg" '
-        f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
-        'font-family="sans-serif">',
-        f"<title>{escape(map_info['name'])}: round {view['round']}, {view['phase']}</title>",
-        '<rect width="100%" height="100%" fill="#f8f9fa"/>',
-    ]
-    out.append('<g stroke="#6c757d" stroke-width="1">')
+
+def describe(last: dict | None, names: dict[int, str]) -> str:
+    """The last move in words, for the panel."""
+    if not last:
+        return "No move yet."
+    who = names.get(last["seat"], f"seat {last['seat']}")
+    move = last["move"]
+    kind = move.get("type")
+    at = move.get("hex")
+    where = f" at ({at['q']}, {at['r']})" if isinstance(at, dict) else ""
+    events = {e.get("type"): e for e in last.get("events", [])}
+    if kind == "issue_shares":
+        return f"{who} issued {move.get('count', 0)} share(s)."
+    if kind == "bid":
+        return f"{who} bid ${move.get('amount')}."
+    if kind == "select_action":
+        return f"{who} took {str(move.get('action', '')).replace('_', ' ')}."
+    if kind == "build":
+        cost = events.get("track_built", {}).get("cost")
+        return f"{who} built track{where}" + (f" for ${cost}." if cost is not None else ".")
+    if kind == "urbanize":
+        return f"{who} placed new city {move.get('new_city')}{where}."
+    if kind == "deliver":
+        links = len(move.get("links", []))
+        return f"{who} delivered a {move.get('color')} cube over {links} link(s)."
+    words = {
+        "drop_out": "dropped out of the auction",
+        "turn_order_pass": "passed with Turn Order",
+        "end_build": "ended the build",
+        "upgrade_locomotive": "upgraded the locomotive",
+        "pass": "passed",
+        "produce": "placed the produced goods",
+        "remove_wall": "removed a wall disc",
+    }
+    return f"{who} {words.get(kind, str(kind).replace('_', ' '))}."
+
+
+def _last_move_marks(last: dict | None, board: dict, geometry: Geometry) -> list[str]:
+    """The last move outlined on the map in the mover's colour: the hex built or urbanized, the
+    route of a delivery, the wall disc removed."""
+    if not last:
+        return []
+    centres, move = geometry.centres, last["move"]
+    colour = _owner_colour(last["seat"])
+    # A white underlay under the mover's dashed colour: it shows on any terrain and any track.
+    under = 'fill="none" stroke="#ffffff" stroke-width="8" stroke-opacity="0.85" stroke-linejoin="round"'
+    style = f'fill="none" stroke="{colour}" stroke-width="4" stroke-dasharray="7 4" stroke-linejoin="round"'
+    out: list[str] = []
+    if move.get("type") in ("build", "urbanize") and isinstance(move.get("hex"), dict):
+        h = _hex(move["hex"])
+        if h in centres:
+            points = geometry.polygon(centres[h], 0.88)
+            out.append(f'<polygon points="{points}" {under}/>')
+            out.append(f'<polygon class="last-move" points="{points}" {style}/>')
+    elif move.get("type") == "deliver":
+        links = {link["id"]: link for link in board.get("links", [])}
+        for link_id in move.get("links", []):
+            link = links.get(link_id)
+            if link is None:
+                continue
+            hexes = [link["stops"][0], *link["hexes"], link["stops"][1]]
+            points = " ".join(f"{centres[_hex(h)][0]:.1f},{centres[_hex(h)][1]:.1f}"
+                              for h in hexes if _hex(h) in centres)
+            out.append(f'<polyline points="{points}" {under}/>')
+            out.append(f'<polyline class="last-move" points="{points}" {style}/>')
+    elif move.get("type") == "remove_wall" and isinstance(move.get("edge"), dict):
+        a, b = _hex(move["edge"]["a"]), _hex(move["edge"]["b"])
+        if a in centres and b in centres:
+            (ax, ay), (bx, by) = centres[a], centres[b]
+            circle = f'cx="{(ax + bx) / 2:.1f}" cy="{(ay + by) / 2:.1f}" r="{SIZE / 2:.1f}"'
+            out.append(f"<circle {circle} {under}/>")
+            out.append(f'<circle class="last-move" {circle} {style}/>')
+    return out
+
+
+# ---- the map ---------------------------------------------------------------------------------------
+
+
+def _draw_map(view: dict, map_info: dict, geometry: Geometry, last: dict | None, coords: bool) -> list[str]:
+    centres = geometry.centres
+    out = ['<g class="hexes" stroke="#6c757d" stroke-width="1">']
     for h in map_info["hexes"]:
-        cx, cy = centres[(h["q"], h["r"])]
-        fill = TERRAIN.get(h["terrain"], "#dee2e6")
-        out.append(f'<polygon points="{geometry.polygon((cx, cy))}" fill="{fill}"/>')
+        centre = centres[(h["q"], h["r"])]
+        out.append(f'<polygon class="hex" data-q="{h["q"]}" data-r="{h["r"]}" '
+                   f'points="{geometry.polygon(centre)}" fill="{TERRAIN.get(h["terrain"], "#dee2e6")}"/>')
     out.append("</g>")
 
     board = view["board"]
-    out.append('<g fill="none" stroke-linecap="round" stroke-width="5">')
+    out.append('<g class="track" fill="none" stroke-linecap="round" stroke-width="5">')
     for entry in board["tracks"]:
-        key = (entry["hex"]["q"], entry["hex"]["r"])
+        key = _hex(entry["hex"])
         if key not in centres:
             continue
         cx, cy = centres[key]
         for track in entry["tracks"]:
             (ax, ay), (bx, by) = (geometry.edge_mid((cx, cy), e) for e in track["edges"])
             colour = _owner_colour(track["owner"])
-            out.append(
-                f'<path d="M{ax:.1f},{ay:.1f} Q{cx:.1f},{cy:.1f} {bx:.1f},{by:.1f}" stroke="{colour}"/>'
-            )
+            curve = f"M{ax:.1f},{ay:.1f} Q{cx:.1f},{cy:.1f} {bx:.1f},{by:.1f}"
+            out.append(f'<path d="{curve}" stroke="{colour}"/>')
         for town_exit in entry.get("town_exits", []):
             ex, ey = geometry.edge_mid((cx, cy), town_exit["edge"])
             colour = _owner_colour(town_exit["owner"])
             out.append(f'<line x1="{cx:.1f}" y1="{cy:.1f}" x2="{ex:.1f}" y2="{ey:.1f}" stroke="{colour}"/>')
     out.append("</g>")
 
+    out.extend(_map_features(board, geometry))
+
     for town in board.get("towns", map_info.get("towns", [])):
-        key = (town["hex"]["q"], town["hex"]["r"])
+        key = _hex(town["hex"])
         if key in centres:
             cx, cy = centres[key]
-            out.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="6" fill="#ffffff" stroke="#212529"/>')
+            out.append(f'<circle class="town" cx="{cx:.1f}" cy="{cy:.1f}" r="7" fill="#ffffff" '
+                       f'stroke="{INK}" stroke-width="1.5"/>')
+            if town.get("name"):
+                out += _label(cx, cy + 17, text(town["name"], 16), 9, weight="normal", kind="town-name")
 
     for city in board["cities"]:
-        key = (city["hex"]["q"], city["hex"]["r"])
+        key = _hex(city["hex"])
         if key not in centres:
             continue
         cx, cy = centres[key]
         fill = CUBE.get(city["colors"][0], "#ffffff") if city["colors"] else "#ffffff"
-        out.append(
-            f'<polygon points="{geometry.polygon((cx, cy))}" fill="{fill}" fill-opacity="0.85" '
-            'stroke="#212529" stroke-width="2"/>'
-        )
+        out.append(f'<polygon class="city" points="{geometry.polygon((cx, cy))}" fill="{fill}" '
+                   f'fill-opacity="0.85" stroke="{INK}" stroke-width="2"/>')
         label = city["name"] or ""
         if city["new_city"]:
             label = f"{city['new_city']} {label}".strip()
-        out.append(
-            f'<text x="{cx:.1f}" y="{cy - 8:.1f}" font-size="8" text-anchor="middle" '
-            f'font-weight="bold" fill="#ffffff" stroke="#000000" stroke-width="2" '
-            f'paint-order="stroke">{escape(label)}</text>'
-        )
-        out.extend(_cubes(city["goods"], cx, cy + 2))
+        out += _label(cx, cy - 11, text(label, 14), 10, kind="city-name")
+        out.extend(_cubes(city["goods"], cx, cy - 4))
 
-    out.extend(_map_features(board, geometry))
+    out.extend(_last_move_marks(last, board, geometry))
+    if coords:
+        for q, r in sorted(centres):
+            cx, cy = centres[(q, r)]
+            out += _label(cx, cy + SIZE * 0.82, f"{q},{r}", 8, weight="normal", fill="#343a40",
+                          kind="coord")
+    return out
 
-    y = height - LEGEND_HEIGHT + 6
-    x = MARGIN
-    for player in view["players"]:
-        colour = _owner_colour(player["seat"])
-        text = f"{player['name']} ${player['cash']}"
-        if player["eliminated"]:
-            text += " (out)"
-        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="12" height="12" fill="{colour}"/>')
-        out.append(
-            f'<text x="{x + 16:.1f}" y="{y + 10:.1f}" font-size="11" '
-            f"data-seat={quoteattr(str(player['seat']))}>{escape(text)}</text>"
-        )
-        x += 24 + 7 * len(text)
-    out.append("</svg>")
+
+# ---- the panel -------------------------------------------------------------------------------------
+
+
+def _swatch(x: float, baseline: float, colour: str) -> str:
+    return f'<rect x="{x:.1f}" y="{baseline - 10:.1f}" width="11" height="11" fill="{colour}"/>'
+
+
+def _heading(x: float, y: float, words: str) -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" font-size="12" font-weight="bold" fill="{INK}">{words}</text>'
+
+
+def _action_name(action: str | None) -> str:
+    return "\u2013" if not action else action.replace("_", " ")
+
+
+def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> tuple[list[str], float]:
+    out: list[str] = []
+    y = MARGIN + 14
+    x = left
+    name, _, subtitle = map_info["name"].partition(" (")
+    out.append(f'<text class="title" x="{x:.1f}" y="{y:.1f}" font-size="17" font-weight="bold" '
+               f'fill="{INK}">{text(name, 34)}</text>')
+    if subtitle:
+        y += LINE - 2
+        out.append(f'<text x="{x:.1f}" y="{y:.1f}" font-size="11" fill="#495057">'
+                   f"{text('(' + subtitle, 60)}</text>")
+    y += LINE + 4
+    players = view["players"]
+    names = {p["seat"]: p["name"] for p in players}
+    phase = view["phase"]
+    status = f"Round {view['round']} of {view.get('last_round', '?')} \u00b7 {PHASES.get(phase, phase)}"
+    out.append(f'<text class="status" x="{x:.1f}" y="{y:.1f}" font-size="13" fill="{INK}">'
+               f"{text(status)}</text>")
+    y += LINE
+    active = view.get("active_seat")
+    if view.get("status") == "finished" or phase == "finished":
+        deciding = "The game is over."
+    elif active is None:
+        deciding = "No decision pending."
+    else:
+        deciding = f"Deciding: {names.get(active, active)}"
+    indent = 0.0
+    if active is not None:
+        out.append(_swatch(x, y, _owner_colour(active)))
+        indent = 16.0
+    out.append(f'<text class="deciding" x="{x + indent:.1f}" y="{y:.1f}" font-size="13" font-weight="bold" '
+               f'fill="{INK}">{text(deciding, 40)}</text>')
+    y += LINE + 6
+
+    # The players.
+    columns = (("", 0), ("player", 16), ("cash", 144), ("income", 186), ("shares", 228),
+               ("loco", 264), ("action", 292))
+    for title, dx in columns:
+        out.append(f'<text x="{x + dx:.1f}" y="{y:.1f}" font-size="10" fill="#495057">{title}</text>')
+    y += LINE - 2
+    order = {seat: i + 1 for i, seat in enumerate(view.get("turn_order", []))}
+    for p in players:
+        seat = p["seat"]
+        weight = "bold" if seat == active else "normal"
+        fill = "#868e96" if p.get("eliminated") else INK
+        out.append(_swatch(x, y, _owner_colour(seat)))
+        out_of_game = bool(p.get("eliminated"))
+        name = text(p["name"], 10 if out_of_game else 11) + (" (out)" if out_of_game else "")
+        if seat in order:
+            name = f"{order[seat]}. {name}"  # its place in the turn order
+        if seat == active:
+            name = "\u25b6 " + name
+        cells = [
+            (16, name, "name"),
+            (144, f"${p.get('cash', 0)}", "cash"),
+            (186, str(p.get("income", "")), "income"),
+            (228, str(p.get("shares", "")), "shares"),
+            (264, str(p.get("locomotive", "")), "locomotive"),
+            (292, text(_action_name(p.get("action")), 22), "action"),
+        ]
+        for dx, value, kind in cells:
+            size = 10.5 if kind == "action" else 12
+            out.append(f'<text class="player-{kind}" data-seat="{seat}" x="{x + dx:.1f}" y="{y:.1f}" '
+                       f'font-size="{size}" font-weight="{weight}" fill="{fill}">{value}</text>')
+        y += LINE
+    y += 8
+
+    # The goods display: only its columns in play.
+    display = view.get("goods_display") or {}
+    if display:
+        out.append(_heading(x, y, "Goods display"))
+        bag = sum((view.get("bag") or {}).values())
+        out.append(f'<text x="{x + PANEL_WIDTH - 30:.1f}" y="{y:.1f}" font-size="11" text-anchor="end" '
+                   f'fill="#495057">{bag} in the bag</text>')
+        y += 6
+        step = min(17.0, (PANEL_WIDTH - 30) / max(1, len(display)))
+        depth = max((len(squares) for squares in display.values()), default=0)
+        for i, (column, squares) in enumerate(display.items()):
+            cx = x + i * step + step / 2
+            dark = column.startswith("dark")
+            label = column.split("-")[-1]
+            out.append(f'<rect x="{cx - step / 2 + 0.5:.1f}" y="{y:.1f}" width="{step - 1:.1f}" '
+                       f'height="{14 + depth * 12:.1f}" rx="2" fill="{"#495057" if dark else "#e9ecef"}"/>')
+            out.append(f'<text class="display-column" data-column={attr(column)} x="{cx:.1f}" '
+                       f'y="{y + 11:.1f}" font-size="10" text-anchor="middle" '
+                       f'fill="{"#ffffff" if dark else INK}">{text(label)}</text>')
+            for j, colour in enumerate(squares):
+                top = y + 15 + j * 12
+                if colour is None:
+                    out.append(f'<rect x="{cx - 4.5:.1f}" y="{top:.1f}" width="9" height="9" fill="none" '
+                               f'stroke="{"#ced4da" if dark else "#adb5bd"}" stroke-width="0.8"/>')
+                else:
+                    fill = CUBE.get(colour, "#adb5bd")
+                    out.append(f'<rect class="cube" data-color={attr(colour)} x="{cx - 4.5:.1f}" '
+                               f'y="{top:.1f}" width="9" height="9" rx="1" fill="{fill}" '
+                               f'stroke="{INK}" stroke-width="0.8"/>')
+        y += 14 + depth * 12 + LINE
+        out.append(f'<text x="{x:.1f}" y="{y - 4:.1f}" font-size="10" fill="#495057">'
+                   "light: 1-6 \u00b7 dark: 1-6 \u00b7 A-H: new cities</text>")
+        y += 14
+
+    # The last move.
+    out.append(_heading(x, y, "Last move"))
+    y += LINE - 2
+    out.append(f'<text class="last-move-text" x="{x:.1f}" y="{y:.1f}" font-size="12" fill="{INK}">'
+               f"{text(describe(last, names), 56)}</text>")
+    y += LINE + 8
+
+    # The legend.
+    out.append(_heading(x, y, "Legend"))
+    y += LINE - 2
+    entries: list[tuple[str, str]] = [
+        (f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{UNOWNED}" stroke-width="5" '
+         'stroke-linecap="round"/>', "unowned track"),
+        (f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{SEATS[0]}" stroke-width="5" '
+         'stroke-linecap="round"/>', "track in its owner's colour (see the players)"),
+        (f'<circle cx="{x + 8:.1f}" cy="{{y}}" r="6" fill="#ffffff" stroke="{INK}" stroke-width="1.5"/>',
+         "town"),
+        (f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="none" stroke="{INK}" '
+         'stroke-width="2.5" stroke-dasharray="4 2"/>', "the last move"),
+    ]
+    present = sorted({h["terrain"] for h in map_info["hexes"]} - {"city"})
+    for terrain in present:
+        entries.append((f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="{TERRAIN.get(terrain)}" '
+                        'stroke="#6c757d"/>', TERRAIN_NAMES.get(terrain, terrain)))
+    entries.append((f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="{CUBE["red"]}" '
+                    f'fill-opacity="0.85" stroke="{INK}" stroke-width="2"/>',
+                    "city, in the colour it takes"))
+    board = view["board"]
+    if (board.get("wall") or {}).get("discs"):
+        entries.append((f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{WALL}" '
+                        'stroke-width="7"/>', "the Wall: a disc on the edge between two hexes"))
+    polders = board.get("polders")
+    if polders and not polders["open"]:
+        box = f'x="{x:.1f}" y="{{top}}" width="16" height="11"'
+        entries.append((f'<rect {box} fill="{TERRAIN["polder"]}" stroke="#6c757d"/>'
+                        f'<rect {box} fill="#495057" fill-opacity="0.35"/>',
+                        f"polder closed until round {polders['open_from_round']}"))
+    if board.get("windmills"):
+        entries.append((f'<text x="{x + 8:.1f}" y="{{text_y}}" font-size="14" text-anchor="middle">'
+                        "\u2723</text>", "windmill (its cube)"))
+    if board.get("oil_fields"):
+        entries.append((f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="{TERRAIN["oil_field"]}" '
+                        'stroke="#6c757d"/>', "oil field, with the black cubes it holds"))
+    for mark, meaning in entries:
+        mark = mark.format(y=f"{y - 4:.1f}", top=f"{y - 10:.1f}", text_y=f"{y + 1:.1f}")
+        out.append(f'<g class="legend">{mark}')
+        out.append(f'<text x="{x + 24:.1f}" y="{y:.1f}" font-size="11" fill="{INK}">{meaning}</text></g>')
+        y += LINE - 2
+    return out, y + MARGIN
+
+
+def board_svg(view: dict, map_info: dict, *, last: dict | None = None, coords: bool = False) -> str:
+    """The board as an SVG document. `last` is the last history entry ({seat, move, events}), to
+    outline and describe; `coords` writes each hex's `q,r`."""
+    geometry = Geometry(map_info["hexes"])
+    map_width, map_height = geometry.size()
+    panel, panel_height = _draw_panel(view, map_info, last, map_width + 8)
+    width = map_width + 8 + PANEL_WIDTH
+    height = max(map_height, panel_height)
+    title = f"{map_info['name']}: round {view['round']}, {view['phase']}"
+    out = [
+        '<svg xmlns="http://www.w3.org/2000/svg" '
+        f'width="{width:.0f}" height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+        'font-family="DejaVu Sans, Verdana, sans-serif">',
+        f"<title>{text(title)}</title>",
+        '<rect width="100%" height="100%" fill="#f8f9fa"/>',
+        '<g class="map">',
+        *_draw_map(view, map_info, geometry, last, coords),
+        "</g>",
+        f'<line x1="{map_width:.1f}" y1="{MARGIN:.1f}" x2="{map_width:.1f}" y2="{height - MARGIN:.1f}" '
+        'stroke="#dee2e6"/>',
+        '<g class="panel">',
+        *panel,
+        "</g>",
+        "</svg>",
+    ]
     return "\n".join(out)

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 class StoreUnavailable(Exception):
     """The store cannot be reached or did not answer in time; nothing is known to have changed.
 
-    `op` names the store operation (`create`, `commit`, `load`, `history`, `idempotency`, `ping`,
-    `outbox`, `clocks`) and `kind` the failure (`connection`, `timeout`, `oom`, `other`): the
-    labels of the aos_store_errors_total metric."""
+    `op` names the store operation (`create`, `commit`, `meta`, `load`, `history`, `idempotency`,
+    `ping`, `outbox`, `clocks`) and `kind` the failure (`connection`, `timeout`, `oom`, `other`):
+    the labels of the aos_store_errors_total metric."""
 
     def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
         super().__init__(message)
@@ -174,6 +174,12 @@ class GameStore(ABC):
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         """The log entries from index `start` up to (not including) `stop`, or None when there is
         no such game. Entry i made version i + 1."""
+
+    @abstractmethod
+    def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
+        """Atomically: if the game's metadata is still `expected` (byte for byte), make it
+        `meta`. APPLIED, CONFLICT (someone changed it first: nothing written) or MISSING. The
+        version, state, log and expiry are untouched."""
 
     @abstractmethod
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:

@@ -259,6 +259,16 @@ class MemoryStore(GameStore):
                 listener(game_id, version)
         return CommitResult(Outcome.APPLIED, version)
 
+    def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
+        with self._lock:
+            game = self._live(game_id)
+            if game is None:
+                return Outcome.MISSING
+            if game.meta != expected:
+                return Outcome.CONFLICT
+            game.meta = meta
+            return Outcome.APPLIED
+
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         with self._lock:
             game = self._live(game_id, read=True)

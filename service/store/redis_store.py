@@ -158,6 +158,16 @@ end
 return values
 """
 
+# The compare-and-set of a game's metadata (its token hashes). KEYS: state
+# ARGV: expected meta, new meta
+_REPLACE_META = """
+local current = redis.call('HGET', KEYS[1], 'meta')
+if not current then return 'missing' end
+if current ~= ARGV[1] then return 'conflict' end
+redis.call('HSET', KEYS[1], 'meta', ARGV[2])
+return 'applied'
+"""
+
 # A range of the log, or nil when the game does not exist: one atomic read. KEYS: state, log
 # ARGV: start, stop (inclusive, -1 for the end)
 _HISTORY = """
@@ -236,6 +246,7 @@ class RedisStore(GameStore):
                     self._commit = client.register_script(_COMMIT)
                     self._load = client.register_script(_LOAD)
                     self._history = client.register_script(_HISTORY)
+                    self._replace_meta = client.register_script(_REPLACE_META)
                     self._client, self._pid = client, os.getpid()
                     self._groups = set()
         return self._client
@@ -353,6 +364,14 @@ class RedisStore(GameStore):
         if outcome is Outcome.REPLAYED:
             return CommitResult(outcome, int(reply[1]), reply[2])
         return CommitResult(outcome, int(reply[1]))
+
+    def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
+        state_key = game_keys(game_id, self._prefix).state
+        reply = self._run(
+            "meta",
+            lambda client: self._replace_meta(keys=[state_key], args=[expected, meta], client=client),
+        )
+        return Outcome(reply.decode())
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         keys = game_keys(game_id, self._prefix)

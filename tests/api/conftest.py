@@ -34,6 +34,9 @@ def openapi() -> OpenAPI:
         "image/svg+xml": _text,
         "application/yaml": _text,
         "text/plain": _text,
+        "text/html": _text,
+        "text/css": _text,
+        "application/javascript": _text,
         "application/problem+json": lambda data, **_: orjson.loads(data),
     }
     return OpenAPI.from_file_path(str(SPEC), config=Config(extra_media_type_deserializers=text))

@@ -23,12 +23,14 @@ def test_if_match_applies_at_the_named_version(api) -> None:
     assert api.view(gid)["version"] == 1
 
 
-def test_if_match_garbage_is_a_mismatch(api) -> None:
+def test_if_match_garbage_is_refused_and_another_tag_is_a_mismatch(api) -> None:
     game = api.create()
     gid, seat, move = first_move(api, game)
     before = api.snapshot(gid)
     response = api.move(gid, game["seats"][seat]["token"], move, If_Match="not-an-etag")
-    assert response.status_code == 412
+    assert response.status_code == 400 and response.get_json()["code"] == "BAD_ETAG"
+    response = api.move(gid, game["seats"][seat]["token"], move, If_Match='"99", W/"98"')
+    assert response.status_code == 412 and response.get_json()["version"] == 0
     assert api.snapshot(gid) == before
 
 

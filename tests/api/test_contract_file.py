@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 
@@ -50,3 +51,38 @@ def test_the_contracts_names_are_the_engines() -> None:
     assert tuple(schemas["ActionId"]["enum"]) == game.action_ids()
     move_types = set(schemas["Move"]["discriminator"]["mapping"])
     assert move_types == set(game.ALL_MOVE_TYPES)
+
+
+def test_every_event_the_engine_emits_has_its_schema() -> None:
+    import random
+
+    from jsonschema import Draft202012Validator
+
+    from service.engine.playout import play_random_game
+
+    spec = yaml.safe_load(SPEC.read_text())
+    mapping = spec["components"]["schemas"]["Event"]["discriminator"]["mapping"]
+    event = Draft202012Validator({"components": spec["components"], "$ref": "#/components/schemas/Event"})
+    seen: dict[str, dict] = {}
+    stop_after_round = [4]
+
+    class Enough(Exception):
+        pass
+
+    def note(before, seat, move, options, state, events) -> None:  # type: ignore[no-untyped-def]
+        for e in events:
+            seen.setdefault(e["type"], e)
+            assert e["type"] in mapping, f"{e['type']} is not in openapi.yaml's Event"
+            errors = list(event.iter_errors(e))
+            assert not errors, f"{e}: {errors[0].message}"
+        if state["round"] > stop_after_round[0]:  # every phase has run a few times: enough, and quick
+            raise Enough
+
+    for map_id in ("rust_belt", "madagascar", "holland", "iraq", "berlin"):
+        with contextlib.suppress(Enough):
+            play_random_game(map_id, 3, f"events-{map_id}", random.Random(1), on_move=note, cash=300)
+    # Unfunded, a game ends soon (bankruptcies) and is scored.
+    stop_after_round[0] = 99
+    play_random_game("rust_belt", 3, "events-end", random.Random(2), on_move=note)
+    assert "game_finished" in seen and len(seen) >= 25  # the common ones and the maps' own
+

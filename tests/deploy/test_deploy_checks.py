@@ -47,17 +47,23 @@ def test_check_sh_passes():
     assert "all 7 checks passed" in output
 
 
-def _can_unshare_network() -> bool:
-    if not shutil.which("unshare") or not shutil.which("shellcheck"):
-        return False
-    probe = subprocess.run(["unshare", "-n", "true"], capture_output=True)
-    return probe.returncode == 0
+def _no_network_prefix() -> list[str]:
+    """`unshare -n` (root), else `unshare -rn` (a user namespace, for a user who is not root)."""
+    missing = [tool for tool in ("unshare", "shellcheck") if not shutil.which(tool)]
+    assert not missing, f"{missing} missing: ./test.sh installs them (util-linux, shellcheck)"
+    for prefix in (["unshare", "-n"], ["unshare", "-rn"]):
+        if subprocess.run([*prefix, "true"], capture_output=True).returncode == 0:
+            return prefix
+    pytest.fail("neither `unshare -n` nor `unshare -rn` can make a network namespace here")
 
 
-@pytest.mark.skipif(not _can_unshare_network(), reason="needs `unshare -n` and shellcheck")
 def test_check_sh_needs_no_network():
     """Every check runs in a network namespace with no interfaces up: no schema downloads."""
-    result = _run_check(prefix=["unshare", "-n"])
+    prefix = _no_network_prefix()
+    interfaces = "import socket; print(sorted(name for _, name in socket.if_nameindex()))"
+    probe = subprocess.run([*prefix, sys.executable, "-c", interfaces], capture_output=True, text=True)
+    assert probe.stdout.strip() == "['lo']", probe.stdout + probe.stderr  # only loopback, and it is down
+    result = _run_check(prefix=prefix)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

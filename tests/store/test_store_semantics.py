@@ -157,3 +157,46 @@ def test_memory_store_lets_kept_values_and_request_keys_lapse_and_sweeps_them() 
     assert store.cached("g1", "legal:0:0") is None
     # Each request's own key lapses after 5 s and the sweep drops it: a handful remain, not 1099.
     assert len(store._idem) < 1024
+
+
+# ---- replace_meta: the compare-and-set of a game's token hashes ---------------------------------
+
+
+def test_replace_meta_writes_only_over_the_expected_meta(store: GameStore) -> None:
+    create(store)
+    assert store.replace_meta("g1", expected=b"m", meta=b"m2") is Outcome.APPLIED
+    assert store.load("g1").meta == b"m2"
+    # A writer that read the old meta loses, and writes nothing.
+    assert store.replace_meta("g1", expected=b"m", meta=b"m3") is Outcome.CONFLICT
+    assert store.load("g1").meta == b"m2"
+    assert store.replace_meta("nope", expected=b"m", meta=b"m3") is Outcome.MISSING
+    assert store.load("nope") is None
+
+
+def test_replace_meta_leaves_the_game_and_its_log_alone(store: GameStore) -> None:
+    create(store)
+    assert commit(store, 0, 1).outcome is Outcome.APPLIED
+    assert store.replace_meta("g1", expected=b"m", meta=b"m2") is Outcome.APPLIED
+    stored = store.load("g1", with_view=True)
+    assert (stored.version, stored.state, stored.view, stored.meta) == (1, b"s1", b"v1", b"m2")
+    assert store.history("g1") == [b"e1"]
+    assert commit(store, 1, 2).outcome is Outcome.APPLIED  # moves go on as before
+
+
+def test_replace_meta_races_have_one_winner(store: GameStore) -> None:
+    create(store)
+    outcomes: list[Outcome] = []
+    barrier = threading.Barrier(8)
+
+    def write(n: int) -> None:
+        barrier.wait()
+        outcomes.append(store.replace_meta("g1", expected=b"m", meta=f"m-{n}".encode()))
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert sorted(o.value for o in outcomes) == ["applied"] + ["conflict"] * 7
+    winner = store.load("g1").meta
+    assert winner.startswith(b"m-")

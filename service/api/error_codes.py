@@ -1,0 +1,96 @@
+"""Every `code` the API answers with, outside the rule codes of illegal moves (those are the
+engine's: service/engine/errors.py): its HTTP status, when it is sent and the fields it carries
+beside `type`, `title`, `status`, `code` and `detail`. docs/error-codes.md is made from this table
+and the engine's by tools/error_codes_doc.py; a test holds both to the codes the source raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ApiCode:
+    status: int
+    meaning: str
+    fields: dict[str, str] = field(default_factory=dict)  # extra problem fields: what each holds
+    headers: tuple[str, ...] = ()  # response headers the client should read
+
+
+ERRORS_BY_FIELD = {"errors": "the messages by field, as the body's own nesting (list items by index)"}
+
+API_CODES: dict[str, ApiCode] = {
+    # -- the request is malformed ---------------------------------------------------------------
+    "MALFORMED_JSON": ApiCode(400, "the body is not JSON"),
+    "VALIDATION_ERROR": ApiCode(
+        400, "the body does not match the contract (a missing or unknown field, a wrong type)",
+        ERRORS_BY_FIELD),
+    "UNKNOWN_MOVE_TYPE": ApiCode(400, "the move's `type` names no move of the contract", ERRORS_BY_FIELD),
+    "BAD_IDEMPOTENCY_KEY": ApiCode(400, "`Idempotency-Key` is not 1-255 visible ASCII characters"),
+    "BAD_HEADER": ApiCode(400, "`If-Match` or `If-None-Match` is longer than 1024 characters"),
+    "BAD_ETAG": ApiCode(
+        400, "`If-Match` or `If-None-Match` is neither `*` nor a list of quoted entity tags: "
+        'send `If-Match: "3"` (with the quotes) for version 3, not `If-Match: 3`'),
+    "BAD_QUERY": ApiCode(400, "a query parameter the operation does not take, or a value it does not allow"),
+    "BAD_SEAT": ApiCode(400, "the `seat` parameter is missing or not an integer from 0 to 5"),
+    "NO_SUCH_SEAT": ApiCode(400, "the game has fewer seats than the one named"),
+    "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
+    "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
+    # -- who is asking --------------------------------------------------------------------------
+    "TOKEN_MISSING": ApiCode(401, "no `Authorization: Bearer <token>` header", headers=("WWW-Authenticate",)),
+    "TOKEN_INVALID": ApiCode(
+        401, "the token is not a Bearer token of this game's (wrong, reissued, or of the wrong kind)",
+        headers=("WWW-Authenticate",)),
+    "TOKEN_OTHER_GAME": ApiCode(403, "the token belongs to another game"),
+    "SEAT_MISMATCH": ApiCode(403, "the move's `seat` is not the seat of the token"),
+    "ADMIN_TOKEN_REQUIRED": ApiCode(
+        403, "a seat token was sent where the game-admin token is needed (reissuing, seat status)"),
+    # -- what is asked for ----------------------------------------------------------------------
+    "GAME_NOT_FOUND": ApiCode(404, "no game has that id (never created, or expired)"),
+    "MAP_NOT_FOUND": ApiCode(404, "no map has that id"),
+    "NOT_FOUND": ApiCode(404, "no resource at that path"),
+    "METHOD_NOT_ALLOWED": ApiCode(405, "the path takes other methods", headers=("Allow",)),
+    "VERSION_MISMATCH": ApiCode(
+        412, "`If-Match` names a version the game is no longer at: nothing was applied",
+        {"version": "the game's current version"}, headers=("ETag",)),
+    "BODY_TOO_LARGE": ApiCode(413, "the body is larger than the service accepts (1 MiB by default)"),
+    # -- well formed, but not allowed -----------------------------------------------------------
+    "MAP_NOT_PLAYABLE": ApiCode(422, "games cannot be created on that map in this build"),
+    "UNKNOWN_MAP": ApiCode(422, "the engine knows no such map"),
+    "PLAYER_COUNT": ApiCode(422, "the map does not take that many players"),
+    "BAD_OPTION": ApiCode(422, "an option the map does not have, or of the wrong type or value"),
+    "RULES_VERSION_MISMATCH": ApiCode(422, "the record was played under other rules than this service's"),
+    "SEED_COMMITMENT_MISMATCH": ApiCode(422, "the record's seed does not match its seed commitment"),
+    "IDEMPOTENCY_KEY_REUSED": ApiCode(
+        422, "the `Idempotency-Key` was used before with another body (or created a game already)"),
+    # -- try again ------------------------------------------------------------------------------
+    "CONTENTION": ApiCode(
+        429, "too many moves raced on this game at once; nothing was applied, retry",
+        headers=("Retry-After",)),
+    "INTERNAL": ApiCode(500, "a bug: it has been logged with the request's `X-Request-Id`"),
+    "STORE_UNAVAILABLE": ApiCode(
+        503, "the game store is unreachable (or no free game id was found); nothing was changed",
+        headers=("Retry-After",)),
+    "HTTP_ERROR": ApiCode(400, "any other HTTP error, with its own status"),
+}
+
+# The status a rule code of the engine is answered with, and where.
+RULE_STATUS = 422
+# The extra fields rule codes carry, by name: what each holds.
+RULE_FIELDS: dict[str, str] = {
+    "index": "on a record import (`POST /v1/games` with `record`): the index of the move that fails",
+    "active_seat": "the seat whose decision it is",
+    "need": "what the move needs: the cash a build or bid costs, the cubes a production places",
+    "have": "what the player has: cash, or (`SHARE_LIMIT`) the shares issued so far",
+    "limit": "the most the rule allows",
+    "minimum": "the lowest amount the rule allows now",
+    "links": "the number of links the route uses",
+    "locomotive": "the player's locomotive level",
+    "link": "the id of the link at fault",
+    "tile": "the id of the track tile at fault",
+    "action": "the action id at fault",
+    "available": "the action ids that may be taken now",
+    "hex": "the hex at fault, `{q, r}`",
+    "edge": "the edge at fault: 0-5, or `{a, b}` for the edge between two hexes",
+    "city": "the city hex at fault, `{q, r}`",
+    "amount": "the amount at fault",
+}

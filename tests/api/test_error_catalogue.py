@@ -1,0 +1,98 @@
+"""docs/error-codes.md lists every code the source can answer with, each with the status and the
+fields the source gives it, and lists nothing the source cannot answer."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.api.error_codes import API_CODES, RULE_FIELDS
+from service.engine.errors import CODES
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "error_codes_doc.py"
+
+
+@pytest.fixture(scope="module")
+def tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("error_codes_doc", TOOL)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["error_codes_doc"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_page_is_up_to_date() -> None:
+    result = subprocess.run([sys.executable, str(TOOL), "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout
+
+
+def test_the_scan_finds_the_raise_sites_it_should(tool) -> None:  # type: ignore[no-untyped-def]
+    raised = {(r.code, r.kind) for r in tool.raised_codes()}
+    # One of each way a code is named: a literal, a name assigned a choice, a module table.
+    assert ("TOKEN_MISSING", "api") in raised
+    assert ("VALIDATION_ERROR", "api") in raised and ("UNKNOWN_MOVE_TYPE", "api") in raised
+    assert ("METHOD_NOT_ALLOWED", "api") in raised and ("HTTP_ERROR", "api") in raised
+    assert ("OFF_MAP", "rule") in raised and ("PLAYER_COUNT", "setup") in raised
+
+
+def test_every_code_the_source_raises_is_listed_and_every_listed_code_is_raised(tool) -> None:  # type: ignore[no-untyped-def]
+    raised = tool.raised_codes()
+    api = {r.code for r in raised if r.kind in ("api", "setup")}
+    rules = {r.code for r in raised if r.kind == "rule"}
+    assert sorted(api - set(API_CODES)) == [], "raised but not in service/api/error_codes.py"
+    assert sorted(set(API_CODES) - api) == [], "listed but never raised"
+    assert sorted(rules - set(CODES)) == []
+    assert sorted(set(CODES) - rules) == []
+    page = (ROOT / "docs" / "error-codes.md").read_text(encoding="utf-8")
+    for code in api | rules:
+        assert f"| `{code}` |" in page, code
+
+
+def test_statuses_and_fields_are_the_ones_the_source_gives(tool) -> None:  # type: ignore[no-untyped-def]
+    for raised in tool.raised_codes():
+        if raised.kind == "api":
+            listed = API_CODES[raised.code]
+            if raised.status is not None:
+                assert raised.status == listed.status, raised
+            assert raised.fields == set(listed.fields), raised
+        elif raised.kind == "setup":
+            assert API_CODES[raised.code].status == 422  # the API answers a SetupError so
+        else:
+            assert raised.fields <= set(RULE_FIELDS), f"{raised}: say in RULE_FIELDS what the field holds"
+
+
+def test_a_rule_error_over_http_carries_the_fields_the_page_lists(api) -> None:  # type: ignore[no-untyped-def]
+    game = api.create()
+    seat = game["active_seat"]
+    wrong = (seat + 1) % 3
+    response = api.move(game["game_id"], game["seats"][wrong]["token"], {"type": "issue_shares", "count": 1})
+    body = response.get_json()
+    assert response.status_code == 422 and body["code"] == "NOT_YOUR_TURN"
+    assert body["active_seat"] == seat
+    page = (ROOT / "docs" / "error-codes.md").read_text(encoding="utf-8")
+    assert "| `NOT_YOUR_TURN` | another seat decides now | `active_seat` |" in page
+
+
+@pytest.mark.parametrize("header", ["0", "3", "abc", '"1",', "W/1"])
+def test_an_unquoted_if_match_is_a_clear_400(api, header: str) -> None:  # type: ignore[no-untyped-def]
+    game = api.create()
+    token = game["seats"][game["active_seat"]]["token"]
+    before = api.snapshot(game["game_id"])
+    response = api.move(game["game_id"], token, {"type": "issue_shares", "count": 0}, If_Match=header)
+    body = response.get_json()
+    assert response.status_code == 400 and body["code"] == "BAD_ETAG"
+    assert 'If-Match: "3"' in body["detail"]
+    assert api.snapshot(game["game_id"]) == before
+    quoted = api.move(game["game_id"], token, {"type": "issue_shares", "count": 0}, If_Match='"0"')
+    assert quoted.status_code == 200
+
+
+def test_an_unquoted_if_none_match_is_a_clear_400_too(api) -> None:  # type: ignore[no-untyped-def]
+    game = api.create()
+    response = api.client.get(f"/v1/games/{game['game_id']}", headers={"If-None-Match": "0"})
+    assert response.status_code == 400 and response.get_json()["code"] == "BAD_ETAG"

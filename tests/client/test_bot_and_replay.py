@@ -1,0 +1,145 @@
+"""The client beyond one call per operation: replaying a record, typed events, and the bot playing
+one seat of a game someone else created, with a policy given by import path."""
+
+from __future__ import annotations
+
+import random
+import re
+import threading
+from collections.abc import Sequence
+
+import pytest
+from aos_client import (
+    AosClient,
+    CreatedGame,
+    CreateGameRequest,
+    Event,
+    GameView,
+    IllegalMove,
+    ImportGame,
+    Move,
+    NewGame,
+    NewGamePlayer,
+    RecordNotFinished,
+    SharesIssuedEvent,
+    TrackBuiltEvent,
+)
+from aos_client.bot import GreedyPolicy, Policy, RandomPolicy, main, play_game, play_seat, policy_class
+
+
+class FirstMovePolicy(Policy):
+    """A policy of a bot author's own (loaded by import path in a test below)."""
+
+    name = "first"
+
+    def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        return moves[-1] if moves[-1].type == "drop_out" else moves[0]  # type: ignore[attr-defined]
+
+
+def create(api: AosClient, players: int = 3, seed: str = "bot-tests") -> CreatedGame:
+    names = [NewGamePlayer(name=n) for n in ("Ann", "Bob", "Cat", "Dan")[:players]]
+    return api.create_game(NewGame(map="rust_belt", players=names, seed=seed))
+
+
+def test_replay_of_a_finished_game_makes_the_same_game(live_url: str) -> None:
+    api = AosClient(live_url)
+    result = play_game(api, "rust_belt", [RandomPolicy(random.Random(i)) for i in range(3)], seed="replay-me")
+    record = api.get_record(result.game_id)
+    assert record.seed == "replay-me" and len(record.moves) == result.view.version
+    copy = api.replay(record)
+    assert copy.game_id != result.game_id and copy.version == result.view.version
+    assert copy.scores is not None and [s.to_dict() for s in copy.scores] == [
+        s.to_dict() for s in result.view.scores or []
+    ]
+    assert [h.to_dict() for h in api.get_history(copy.game_id)] == [
+        h.to_dict() for h in api.get_history(result.game_id)
+    ]
+    # A record whose move was changed is refused at that move, with its index.
+    tampered = record.to_dict()
+    tampered["moves"][1]["move"] = {"type": "bid", "amount": 1}
+    with pytest.raises(IllegalMove) as refused:
+        api.replay(tampered)
+    assert refused.value.get("index") == 1
+
+
+def test_an_unfinished_games_record_says_only_finished_games_replay(live_url: str) -> None:
+    api = AosClient(live_url)
+    game = create(api)
+    record = api.get_record(game.game_id)
+    assert record.seed is None
+    with pytest.raises(RecordNotFinished, match="only a finished game's record replays"):
+        api.replay(record)
+    with pytest.raises(RecordNotFinished):
+        api.replay(record.to_dict())
+
+
+def test_events_are_typed(live_url: str) -> None:
+    api = AosClient(live_url)
+    game = create(api)
+    seat = game.active_seat
+    result = api.apply_move(game.game_id, {"type": "issue_shares", "count": 2}, token=game.seats[seat].token)
+    issued = result.events[0]
+    assert isinstance(issued, SharesIssuedEvent) and isinstance(issued, Event)
+    assert (issued.seat, issued.count, issued.cash) == (seat, 2, 10)  # $5 a share
+    built = Event.from_dict({"type": "track_built", "seat": 1, "hex": {"q": 1, "r": 2}, "cost": 3,
+                             "tile": "7", "kind": "new", "tracks": [[0, 3]], "later": True})
+    assert isinstance(built, TrackBuiltEvent) and built.hex.q == 1 and built.cost == 3
+    assert built.extra == {"later": True} and built.to_dict()["later"] is True
+    history = api.get_history(game.game_id)
+    assert isinstance(history[0].events[0], SharesIssuedEvent)
+
+
+def test_policies_by_name_or_import_path() -> None:
+    assert policy_class("greedy") is GreedyPolicy
+    assert policy_class("aos_client.bot:RandomPolicy") is RandomPolicy
+    assert policy_class("test_bot_and_replay:FirstMovePolicy") is FirstMovePolicy
+    for bad in ("nope", "no_such_module:X", "aos_client.bot:NoSuch", "aos_client.bot:random"):
+        with pytest.raises(ValueError):
+            policy_class(bad)
+
+
+def test_the_bot_plays_one_seat_of_an_existing_game(live_url: str, capsys: pytest.CaptureFixture) -> None:
+    api = AosClient(live_url)
+    game = create(api, seed="one-seat-each")
+    others = [s for s in game.seats if s.seat != 0]
+    finished: list[int] = []
+
+    def other(seat: int, token: str) -> None:
+        policy = GreedyPolicy(random.Random(seat))
+        result = play_seat(AosClient(live_url), game.game_id, token, policy, poll=0.01)
+        finished.append(result.view.version)
+
+    threads = [threading.Thread(target=other, args=(s.seat, s.token)) for s in others]
+    for t in threads:
+        t.start()
+    # Seat 0 from the command line, with a policy of one's own by import path.
+    code = main(["--url", live_url, "--game", game.game_id, "--token", game.seats[0].token,
+                 "--policy", "test_bot_and_replay:FirstMovePolicy", "--poll", "0.01"])
+    for t in threads:
+        t.join(120)
+    assert code == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"game {game.game_id}: seat 0 made \d+ moves; points (out|-?\d+), rank \d", out), out
+    final = api.get_game(game.game_id)
+    assert final is not None and final.status == "finished" and finished == [final.version] * 2
+    history = api.get_history(game.game_id)
+    assert {h.seat for h in history} == {0, 1, 2}
+
+
+def test_the_bot_refuses_a_bad_token_or_policy(live_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    api = AosClient(live_url)
+    game = create(api)
+    assert main(["--url", live_url, "--game", game.game_id, "--token", f"{game.game_id}.1.wrong",
+                 "--poll", "0.01"]) in (0, 1)
+    with pytest.raises(SystemExit):
+        main(["--url", live_url, "--game", game.game_id])  # --token missing
+    with pytest.raises(SystemExit):
+        main(["--url", live_url, "--policy", "no.such:Thing", "--games", "1"])
+
+
+def test_a_create_body_is_told_apart_by_its_fields() -> None:
+    new = CreateGameRequest.from_dict({"map": "rust_belt", "players": [{"name": "a"}]})
+    record = {"format": "aos-record/1", "rules_version": "r", "map": "rust_belt", "players": [{"name": "a"}],
+              "options": {}, "seed_commitment": "0" * 64, "seed": "s", "moves": []}
+    imported = CreateGameRequest.from_dict({"record": record})
+    assert isinstance(new, NewGame) and isinstance(imported, ImportGame)

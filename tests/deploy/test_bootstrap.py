@@ -1,0 +1,66 @@
+"""scripts/bootstrap.sh on a machine without a new enough Python, and after a failed install."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BASH = shutil.which("bash") or "/bin/bash"
+TINY_PROJECT = """[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "tiny"
+version = "0"
+
+[tool.setuptools]
+py-modules = []
+"""
+
+
+def a_checkout(tmp_path: Path) -> Path:
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(REPO / "scripts" / "bootstrap.sh", root / "scripts" / "bootstrap.sh")
+    (root / "pyproject.toml").write_text(TINY_PROJECT)
+    return root
+
+
+def test_an_old_python_is_refused_with_how_to_get_a_new_one(tmp_path: Path) -> None:
+    root = a_checkout(tmp_path)
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # The only python3 on PATH is a 3.10, as on Ubuntu 22.04.
+    old_python = "#!/bin/sh\n[ \"$1\" = --version ] && echo 'Python 3.10.12' && exit 0\nexit 1\n"
+    (fake / "python3").write_text(old_python)
+    (fake / "python3").chmod(0o755)
+    for tool in ("dirname", "cat", "sha256sum", "cut", "rm", "touch", "id", "basename", "sh"):
+        os.symlink(shutil.which(tool), fake / tool)
+    done = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env={"PATH": str(fake)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "needs Python 3.11 or newer; this machine has Python 3.10.12" in done.stderr
+    assert "deadsnakes" in done.stderr and "PYTHON=python3.11" in done.stderr
+    assert not (root / ".venv").exists()
+
+
+def test_a_venv_left_broken_by_a_failed_install_is_made_again(tmp_path: Path) -> None:
+    root = a_checkout(tmp_path)
+    # What an interrupted first run leaves: a venv without pip and no mark of success.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / ".venv")], check=True)
+    env = {**os.environ, "PYTHON": sys.executable}
+    done = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert ".venv is incomplete" in done.stderr
+    assert subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "--version"]).returncode == 0
+    assert (root / ".venv/.bootstrap-ok").exists() and list(root.glob(".venv/.installed-*"))
+    # A second run reuses the venv it made and installs nothing.
+    again = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == 0 and again.stderr == ""
