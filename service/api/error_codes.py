@@ -23,9 +23,10 @@ API_CODES: dict[str, ApiCode] = {
     "MALFORMED_JSON": ApiCode(400, "the body is not JSON"),
     "VALIDATION_ERROR": ApiCode(
         400, "the body does not match the contract (a missing or unknown field, a wrong type)",
-        ERRORS_BY_FIELD),
+        {**ERRORS_BY_FIELD, "index": "on a record import: the index of the move that does not match"}),
     "UNKNOWN_MOVE_TYPE": ApiCode(400, "the move's `type` names no move of the contract", ERRORS_BY_FIELD),
-    "BAD_IDEMPOTENCY_KEY": ApiCode(400, "`Idempotency-Key` is not 1-255 visible ASCII characters"),
+    "BAD_IDEMPOTENCY_KEY": ApiCode(
+        400, "`Idempotency-Key` is not 1-255 visible ASCII characters, or on a create shorter than 16"),
     "BAD_HEADER": ApiCode(400, "`If-Match` or `If-None-Match` is longer than 1024 characters"),
     "BAD_ETAG": ApiCode(
         400, "`If-Match` or `If-None-Match` is neither `*` nor a list of quoted entity tags: "
@@ -35,6 +36,10 @@ API_CODES: dict[str, ApiCode] = {
     "NO_SUCH_SEAT": ApiCode(400, "the game has fewer seats than the one named"),
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
     "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
+    "BAD_CHUNKED_BODY": ApiCode(400, "a `Transfer-Encoding: chunked` body whose chunks are malformed"),
+    "RECORD_TOO_LONG": ApiCode(
+        400, "an imported record has more moves than the service replays (`AOS_MAX_RECORD_MOVES`)",
+        {"max_moves": "the most moves a record may have"}),
     # -- who is asking --------------------------------------------------------------------------
     "TOKEN_MISSING": ApiCode(401, "no `Authorization: Bearer <token>` header", headers=("WWW-Authenticate",)),
     "TOKEN_INVALID": ApiCode(
@@ -53,6 +58,8 @@ API_CODES: dict[str, ApiCode] = {
         412, "`If-Match` names a version the game is no longer at: nothing was applied",
         {"version": "the game's current version"}, headers=("ETag",)),
     "BODY_TOO_LARGE": ApiCode(413, "the body is larger than the service accepts (1 MiB by default)"),
+    "UNSUPPORTED_MEDIA_TYPE": ApiCode(
+        415, "a body not labelled `Content-Type: application/json`", headers=("Accept",)),
     # -- well formed, but not allowed -----------------------------------------------------------
     "MAP_NOT_PLAYABLE": ApiCode(422, "games cannot be created on that map in this build"),
     "UNKNOWN_MAP": ApiCode(422, "the engine knows no such map"),
@@ -66,6 +73,10 @@ API_CODES: dict[str, ApiCode] = {
     "CONTENTION": ApiCode(
         429, "too many moves raced on this game at once; nothing was applied, retry",
         headers=("Retry-After",)),
+    "RATE_LIMITED": ApiCode(
+        429, "the client's allowance for this kind of request is spent; nothing was looked at",
+        {"policy": "the spent limit's name and window, e.g. `writes-1s`"},
+        headers=("Retry-After", "RateLimit-Policy", "RateLimit")),
     "INTERNAL": ApiCode(500, "a bug: it has been logged with the request's `X-Request-Id`"),
     "STORE_UNAVAILABLE": ApiCode(
         503, "the game store is unreachable (or no free game id was found); nothing was changed",

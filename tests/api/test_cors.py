@@ -44,7 +44,7 @@ def api_server(live_server, monkeypatch: pytest.MonkeyPatch, origins: str | None
 CREATE_AND_MOVE = """async (api) => {
   const created = await fetch(api + "/v1/games", {
     method: "POST",
-    headers: {"Content-Type": "application/json", "Idempotency-Key": "cors-test-1"},
+    headers: {"Content-Type": "application/json", "Idempotency-Key": "cors-test-create-0001"},
     body: JSON.stringify({map: "rust_belt", seed: "cors", players: [{name: "A"}, {name: "B"}, {name: "C"}]}),
   });
   const game = await created.json();

@@ -74,7 +74,7 @@ def test_an_unknown_path_is_404_whatever_its_body(api) -> None:
 NO_SHARES = {"type": "issue_shares", "count": 0}
 
 
-@pytest.mark.parametrize("if_match", ['W/"0"', 'W/"0", W/"1"', "W/*"])
+@pytest.mark.parametrize("if_match", ['W/"0"', 'W/"0", W/"1"'])
 def test_if_match_refuses_weak_tags(api, game, if_match: str) -> None:
     response = api.move(game["game_id"], game["token"], NO_SHARES, If_Match=if_match)
     body = assert_problem(response, 412, "VERSION_MISMATCH")

@@ -393,9 +393,10 @@ def test_the_readme_games_run(
     exec(compile(code.replace("http://127.0.0.1:8000", live_url), readme, "exec"), {})  # noqa: S102
     scores = capsys.readouterr().out
     assert re.match(r"\[\(0, ", scores), scores
-    # A real game: greedy seats last the rounds and score, not all bankrupt in round 1.
+    # A real game: greedy seats last the rounds and score (a score may be negative: 3 x income
+    # less 3 x shares), not all bankrupt in round 1.
     printed = ast.literal_eval(scores.strip())
-    assert sum(points is not None and points > 0 for _, points, _ in printed) >= 2, printed
+    assert sum(points is not None for _, points, _ in printed) >= 2, printed
 
 
 def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
