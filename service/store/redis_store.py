@@ -99,7 +99,8 @@ return {'created'}
 
 # The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
 # ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
-#       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, log entries...
+#       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, expected meta or '',
+#       log entries...
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'missing'} end
@@ -108,7 +109,10 @@ if KEYS[6] then
   if prior then return {'replayed', current, prior} end
 end
 if current ~= ARGV[1] then return {'conflict', current} end
-local first = 12
+if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
+  return {'conflict', current}
+end
+local first = 13
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
 redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
@@ -334,6 +338,7 @@ class RedisStore(GameStore):
         meta: bytes | None = None,
         deadline: float | None = None,
         idem: IdemRecord | None = None,
+        expected_meta: bytes | None = None,
     ) -> CommitResult:
         keys = game_keys(game_id, self._prefix)
         shard = shard_keys(shard_of(game_id), self._prefix)
@@ -345,6 +350,7 @@ class RedisStore(GameStore):
             _deadline_arg(deadline), self._outbox_maxlen,
         ]
         args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
+        args.append(expected_meta or b"")
         args += entries
         reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
