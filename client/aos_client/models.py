@@ -177,6 +177,23 @@ class AuctionView(_Model):
         )
 
 
+class HistoryMove(_Model):
+    """What a history entry did: a move of the game (`Move`), or one of the entries that take moves
+    back or only record something (`TimelineMove`).
+    """
+
+    _VARIANTS: dict[str, type[_Model]] = {}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HistoryMove:
+        """The variant of `HistoryMove` that `d` is."""
+        kind = d.get("type")
+        variant = cls._VARIANTS.get(kind)  # type: ignore[arg-type]
+        if variant is None:
+            raise ValueError(f"unknown HistoryMove type: {kind!r}")
+        return variant.from_dict(d)  # type: ignore[return-value]
+
+
 class Move(_Model):
     """One move. `seat`, on any move, must agree with the token. Read-only extras listed by `legal-
     moves` (`cost`, `income`) are accepted and ignored.
@@ -211,6 +228,47 @@ class BidMove(Move):
         return cls(
             seat=d.get("seat"),
             amount=d["amount"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+class Order(_Model):
+    """One programmed order, for the seat's next decision in its phase: - `issue_shares` `{count}`
+    (issue_shares; 0 = none); - `bid_up_to` `{max}` (auction): the lowest bid at each of the seat's
+    turns while it is at most `max`, then drop out; it stands until the seat is out or the auction
+    ends; - `drop_out` (auction): drop out at once; - `select_action` `{actions}` (select_action):
+    the first of `actions` that is free; - `end_build` (build): end the build turn (build nothing
+    more); - `upgrade_locomotive`, `pass` (move_goods): that move instead of a delivery.
+    """
+
+    _VARIANTS: dict[str, type[_Model]] = {}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Order:
+        """The variant of `Order` that `d` is."""
+        kind = d.get("type")
+        variant = cls._VARIANTS.get(kind)  # type: ignore[arg-type]
+        if variant is None:
+            raise ValueError(f"unknown Order type: {kind!r}")
+        return variant.from_dict(d)  # type: ignore[return-value]
+
+
+@dataclass(kw_only=True)
+class BidUpToOrder(Order):
+    """The `BidUpToOrder` object."""
+
+    _FIELDS = (("type", "type", True), ("max", "max", True))
+    _REQUIRED = ("type", "max")
+
+    type: Literal["bid_up_to"] = "bid_up_to"
+    # The highest bid to make.
+    max: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> BidUpToOrder:
+        return cls(
+            max=d["max"],
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -399,6 +457,7 @@ class GameView(_Model):
         ("board", "board", True),
         ("scores", "scores", True),
         ("seed_commitment", "seed_commitment", True),
+        ("takeback", "takeback", True),
         ("reproducible", "reproducible", False),
         ("options", "options", False),
     )
@@ -423,6 +482,7 @@ class GameView(_Model):
         "board",
         "scores",
         "seed_commitment",
+        "takeback",
     )
 
     game_id: GameId
@@ -448,6 +508,8 @@ class GameView(_Model):
     board: BoardView
     scores: list[Score] | None
     seed_commitment: Sha256Hex
+    # The takeback proposed and waiting for answers (`POST …/takeback`), or null.
+    takeback: TakebackView | None
     # The creator chose the seed, so the game can be reproduced from it.
     reproducible: bool | None = None
     # The map options in force.
@@ -477,6 +539,7 @@ class GameView(_Model):
             board=BoardView.from_dict(d["board"]),
             scores=_optional(_list_of(Score.from_dict))(d["scores"]),
             seed_commitment=d["seed_commitment"],
+            takeback=_optional(TakebackView.from_dict)(d["takeback"]),
             reproducible=d.get("reproducible"),
             options=d.get("options"),
             extra=_extra(d, cls._FIELDS),
@@ -508,6 +571,7 @@ class CreatedGame(GameView):
         ("board", "board", True),
         ("scores", "scores", True),
         ("seed_commitment", "seed_commitment", True),
+        ("takeback", "takeback", True),
         ("reproducible", "reproducible", False),
         ("options", "options", False),
         ("seats", "seats", True),
@@ -533,6 +597,7 @@ class CreatedGame(GameView):
         "board",
         "scores",
         "seed_commitment",
+        "takeback",
         "seats",
     )
 
@@ -561,6 +626,7 @@ class CreatedGame(GameView):
             board=BoardView.from_dict(d["board"]),
             scores=_optional(_list_of(Score.from_dict))(d["scores"]),
             seed_commitment=d["seed_commitment"],
+            takeback=_optional(TakebackView.from_dict)(d["takeback"]),
             reproducible=d.get("reproducible"),
             options=d.get("options"),
             seats=_list_of(CreatedGameSeat.from_dict)(d["seats"]),
@@ -652,6 +718,23 @@ class DropOutMove(Move):
 
 
 @dataclass(kw_only=True)
+class DropOutOrder(Order):
+    """The `DropOutOrder` object."""
+
+    _FIELDS = (("type", "type", True),)
+    _REQUIRED = ("type",)
+
+    type: Literal["drop_out"] = "drop_out"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DropOutOrder:
+        return cls(
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class EndBuildMove(Move):
     """The `EndBuildMove` object."""
 
@@ -671,12 +754,33 @@ class EndBuildMove(Move):
 
 
 @dataclass(kw_only=True)
+class EndBuildOrder(Order):
+    """The `EndBuildOrder` object."""
+
+    _FIELDS = (("type", "type", True),)
+    _REQUIRED = ("type",)
+
+    type: Literal["end_build"] = "end_build"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EndBuildOrder:
+        return cls(
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class Event(_Model):
     """Something that happened, in order: e.g. `shares_issued`, `bid`, `dropped_out`, `turn_order_set`,
     `action_selected`, `locomotive_upgraded`, `track_built`, `city_urbanized`, `good_delivered`,
     `income_collected`, `expenses_paid`, `income_reduced`, `player_eliminated`, `production`,
     `dice_rolled`, `goods_grown`, `actions_locked`, `wall_removed`, `wall_fallen`, `round_started`,
-    `game_finished`.
+    `game_finished`; and of asynchronous play: `move_undone` `{seat, version, move}` (the version
+    and move taken back), `takeback_proposed` `{seat, to_version, asked, versions}` (the seats
+    asked, the versions it would take back), `takeback_accepted` `{seat, waiting}`, `taken_back`
+    `{to_version, proposed_by, versions}`, `takeback_declined` and `takeback_cancelled` `{seat,
+    to_version}`.
     """
 
     _FIELDS = (("type", "type", True),)
@@ -832,7 +936,7 @@ class HistoryEntry(_Model):
 
     index: int
     seat: Seat
-    move: Move
+    move: HistoryMove
     events: list[Event]
     version: Version
     # When this version was committed (RFC 3339, UTC, milliseconds).
@@ -847,7 +951,7 @@ class HistoryEntry(_Model):
         return cls(
             index=d["index"],
             seat=d["seat"],
-            move=Move.from_dict(d["move"]),
+            move=HistoryMove.from_dict(d["move"]),
             events=_list_of(Event.from_dict)(d["events"]),
             version=d["version"],
             at=d["at"],
@@ -891,6 +995,25 @@ class IssueSharesMove(Move):
     def from_dict(cls, d: Mapping[str, Any]) -> IssueSharesMove:
         return cls(
             seat=d.get("seat"),
+            count=d["count"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class IssueSharesOrder(Order):
+    """The `IssueSharesOrder` object."""
+
+    _FIELDS = (("type", "type", True), ("count", "count", True))
+    _REQUIRED = ("type", "count")
+
+    type: Literal["issue_shares"] = "issue_shares"
+    count: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> IssueSharesOrder:
+        return cls(
             count=d["count"],
             extra=_extra(d, cls._FIELDS),
         )
@@ -1264,12 +1387,22 @@ class MoveGoodsView(_Model):
 class MoveResult(_Model):
     """The `MoveResult` object."""
 
-    _FIELDS = (("version", "version", True), ("events", "events", True), ("game", "game", True))
+    _FIELDS = (
+        ("version", "version", True),
+        ("events", "events", True),
+        ("game", "game", True),
+        ("followed_by", "followed_by", False),
+    )
     _REQUIRED = ("version", "events", "game")
 
+    # The game's version after this change and the moves in `followed_by`.
     version: Version
+    # What this change did (its own history entry's events).
     events: list[Event]
     game: GameView
+    # Present when the change made it the turn of seats with programmed orders: the history entries
+    # of the moves those orders made right after it, in the same commit (each `"by": "orders"`).
+    followed_by: list[HistoryEntry] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -1278,6 +1411,7 @@ class MoveResult(_Model):
             version=d["version"],
             events=_list_of(Event.from_dict)(d["events"]),
             game=GameView.from_dict(d["game"]),
+            followed_by=_get(d, "followed_by", _list_of(HistoryEntry.from_dict)),
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1332,6 +1466,56 @@ class NewGamePlayer(_Model):
 
 
 @dataclass(kw_only=True)
+class OrdersRequest(_Model):
+    """The `OrdersRequest` object."""
+
+    _FIELDS = (("orders", "orders", True),)
+    _REQUIRED = ("orders",)
+
+    # The seat's orders, in the order they act; `[]` clears them.
+    orders: list[Order]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> OrdersRequest:
+        return cls(
+            orders=_list_of(Order.from_dict)(d["orders"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class OrdersSet(_Model):
+    """The `OrdersSet` object."""
+
+    _FIELDS = (
+        ("seat", "seat", True),
+        ("orders", "orders", True),
+        ("version", "version", True),
+        ("applied", "applied", True),
+    )
+    _REQUIRED = ("seat", "orders", "version", "applied")
+
+    seat: Seat
+    # The orders that stand now (those that acted at once are used up).
+    orders: list[Order]
+    version: Version
+    # The history entries of the moves the orders made at once, in order.
+    applied: list[HistoryEntry]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> OrdersSet:
+        return cls(
+            seat=d["seat"],
+            orders=_list_of(Order.from_dict)(d["orders"]),
+            version=d["version"],
+            applied=_list_of(HistoryEntry.from_dict)(d["applied"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class PassMove(Move):
     """The `PassMove` object."""
 
@@ -1346,6 +1530,23 @@ class PassMove(Move):
     def from_dict(cls, d: Mapping[str, Any]) -> PassMove:
         return cls(
             seat=d.get("seat"),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class PassOrder(Order):
+    """The `PassOrder` object."""
+
+    _FIELDS = (("type", "type", True),)
+    _REQUIRED = ("type",)
+
+    type: Literal["pass"] = "pass"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> PassOrder:
+        return cls(
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1737,6 +1938,26 @@ class Score(_Model):
 
 
 @dataclass(kw_only=True)
+class SeatOrders(_Model):
+    """The `SeatOrders` object."""
+
+    _FIELDS = (("seat", "seat", True), ("orders", "orders", True))
+    _REQUIRED = ("seat", "orders")
+
+    seat: Seat
+    orders: list[Order]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeatOrders:
+        return cls(
+            seat=d["seat"],
+            orders=_list_of(Order.from_dict)(d["orders"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class SelectActionMove(Move):
     """The `SelectActionMove` object."""
 
@@ -1753,6 +1974,185 @@ class SelectActionMove(Move):
         return cls(
             seat=d.get("seat"),
             action=d["action"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class SelectActionOrder(Order):
+    """The `SelectActionOrder` object."""
+
+    _FIELDS = (("type", "type", True), ("actions", "actions", True))
+    _REQUIRED = ("type", "actions")
+
+    type: Literal["select_action"] = "select_action"
+    # In order of preference; the first that is free is taken.
+    actions: list[ActionId]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SelectActionOrder:
+        return cls(
+            actions=d["actions"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+class TimelineMove(_Model):
+    """A history entry that is not a move of the game: `undo` and `takeback` take moves back (the state
+    becomes an earlier one); `takeback_proposed`, `takeback_accepted`, `takeback_declined` and
+    `takeback_cancelled` only record the steps of a takeback.
+    """
+
+    _VARIANTS: dict[str, type[_Model]] = {}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TimelineMove:
+        """The variant of `TimelineMove` that `d` is."""
+        kind = d.get("type")
+        variant = cls._VARIANTS.get(kind)  # type: ignore[arg-type]
+        if variant is None:
+            raise ValueError(f"unknown TimelineMove type: {kind!r}")
+        return variant.from_dict(d)  # type: ignore[return-value]
+
+
+@dataclass(kw_only=True)
+class TakebackAcceptedEntry(TimelineMove):
+    """The `TakebackAcceptedEntry` object."""
+
+    _FIELDS = (("type", "type", True), ("to_version", "to_version", True))
+    _REQUIRED = ("type", "to_version")
+
+    type: Literal["takeback_accepted"] = "takeback_accepted"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackAcceptedEntry:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackCancelledEntry(TimelineMove):
+    """The proposer withdrew the proposal."""
+
+    _FIELDS = (("type", "type", True), ("to_version", "to_version", True))
+    _REQUIRED = ("type", "to_version")
+
+    type: Literal["takeback_cancelled"] = "takeback_cancelled"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackCancelledEntry:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackDeclinedEntry(TimelineMove):
+    """The `TakebackDeclinedEntry` object."""
+
+    _FIELDS = (("type", "type", True), ("to_version", "to_version", True))
+    _REQUIRED = ("type", "to_version")
+
+    type: Literal["takeback_declined"] = "takeback_declined"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackDeclinedEntry:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackEntry(TimelineMove):
+    """Goes back to the moves in effect at `to_version` (event `taken_back`)."""
+
+    _FIELDS = (("type", "type", True), ("to_version", "to_version", True))
+    _REQUIRED = ("type", "to_version")
+
+    type: Literal["takeback"] = "takeback"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackEntry:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackProposedEntry(TimelineMove):
+    """The seat proposes a takeback; its event lists the seats `asked`."""
+
+    _FIELDS = (("type", "type", True), ("to_version", "to_version", True))
+    _REQUIRED = ("type", "to_version")
+
+    type: Literal["takeback_proposed"] = "takeback_proposed"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackProposedEntry:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackRequest(_Model):
+    """The `TakebackRequest` object."""
+
+    _FIELDS = (("to_version", "to_version", True),)
+    _REQUIRED = ("to_version",)
+
+    # The version to go back to; the game's state becomes the state it had.
+    to_version: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackRequest:
+        return cls(
+            to_version=d["to_version"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class TakebackView(_Model):
+    """A takeback proposed and waiting for answers."""
+
+    _FIELDS = (
+        ("to_version", "to_version", True),
+        ("by", "by", True),
+        ("waiting", "waiting", True),
+    )
+    _REQUIRED = ("to_version", "by", "waiting")
+
+    to_version: Version
+    by: Seat
+    # The seats whose acceptance it still needs.
+    waiting: list[Seat]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> TakebackView:
+        return cls(
+            to_version=d["to_version"],
+            by=d["by"],
+            waiting=d["waiting"],
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1777,6 +2177,23 @@ class TurnOrderPassMove(Move):
 
 
 @dataclass(kw_only=True)
+class UndoEntry(TimelineMove):
+    """Takes back the last move in effect (its `move_undone` event names it)."""
+
+    _FIELDS = (("type", "type", True),)
+    _REQUIRED = ("type",)
+
+    type: Literal["undo"] = "undo"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> UndoEntry:
+        return cls(
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class UpgradeLocomotiveMove(Move):
     """The `UpgradeLocomotiveMove` object."""
 
@@ -1791,6 +2208,23 @@ class UpgradeLocomotiveMove(Move):
     def from_dict(cls, d: Mapping[str, Any]) -> UpgradeLocomotiveMove:
         return cls(
             seat=d.get("seat"),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class UpgradeLocomotiveOrder(Order):
+    """The `UpgradeLocomotiveOrder` object."""
+
+    _FIELDS = (("type", "type", True),)
+    _REQUIRED = ("type",)
+
+    type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> UpgradeLocomotiveOrder:
+        return cls(
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1863,6 +2297,29 @@ CreateGameRequest._VARIANTS = {
 }
 
 
+HistoryMove._VARIANTS = {
+    "bid": Move,
+    "build": Move,
+    "deliver": Move,
+    "drop_out": Move,
+    "end_build": Move,
+    "issue_shares": Move,
+    "pass": Move,
+    "produce": Move,
+    "remove_wall": Move,
+    "select_action": Move,
+    "takeback": TimelineMove,
+    "takeback_accepted": TimelineMove,
+    "takeback_cancelled": TimelineMove,
+    "takeback_declined": TimelineMove,
+    "takeback_proposed": TimelineMove,
+    "turn_order_pass": Move,
+    "undo": TimelineMove,
+    "upgrade_locomotive": Move,
+    "urbanize": Move,
+}
+
+
 Move._VARIANTS = {
     "bid": BidMove,
     "build": BuildMove,
@@ -1877,4 +2334,25 @@ Move._VARIANTS = {
     "turn_order_pass": TurnOrderPassMove,
     "upgrade_locomotive": UpgradeLocomotiveMove,
     "urbanize": UrbanizeMove,
+}
+
+
+Order._VARIANTS = {
+    "bid_up_to": BidUpToOrder,
+    "drop_out": DropOutOrder,
+    "end_build": EndBuildOrder,
+    "issue_shares": IssueSharesOrder,
+    "pass": PassOrder,
+    "select_action": SelectActionOrder,
+    "upgrade_locomotive": UpgradeLocomotiveOrder,
+}
+
+
+TimelineMove._VARIANTS = {
+    "takeback": TakebackEntry,
+    "takeback_accepted": TakebackAcceptedEntry,
+    "takeback_cancelled": TakebackCancelledEntry,
+    "takeback_declined": TakebackDeclinedEntry,
+    "takeback_proposed": TakebackProposedEntry,
+    "undo": UndoEntry,
 }

@@ -11,6 +11,7 @@ from flask import Flask
 from service.store import GameStore, store_from_env
 
 from . import instrumentation, logs, metrics, problems
+from .async_routes import bp as async_bp
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -39,5 +40,6 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     problems.install(app)
     instrumentation.install(app)
     app.register_blueprint(bp)
+    app.register_blueprint(async_bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app
