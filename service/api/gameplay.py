@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -453,7 +453,7 @@ class Games:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
 
-def moved_body(version: int, events: bytes, view: bytes, followed_by: list[bytes] = ()) -> bytes:
+def moved_body(version: int, events: bytes, view: bytes, followed_by: Sequence[bytes] = ()) -> bytes:
     """The answer to a change of a game: {version, events, game}, and `followed_by`, the log
     entries of the moves programmed orders made right after it in the same commit, if any.
     `version` and `game` are the game's after all of them."""

@@ -58,6 +58,19 @@ def test_issue_shares_orders_chain_through_the_seats_in_one_commit(api) -> None:
     assert table.orders(b) == table.orders(c) == []
 
 
+def test_a_repeated_move_answers_with_the_moves_its_orders_made(api) -> None:
+    table = Table(api)
+    a, b, c = table.view()["turn_order"]
+    table.set_orders(b, [{"type": "issue_shares", "count": 1}])
+    first = table.move(a, {"type": "issue_shares", "count": 0}, Idempotency_Key="chain-1")
+    table.set_orders(a, [{"type": "drop_out"}])  # for a's next decision, not this one
+    again = table.move(a, {"type": "issue_shares", "count": 0}, Idempotency_Key="chain-1")
+    assert first.status_code == again.status_code == 200
+    assert first.get_data() == again.get_data()
+    assert len(first.get_json()["followed_by"]) == 1 and table.version() == 2
+    assert again.headers["ETag"] == '"2"'
+
+
 def test_bid_up_to_bids_the_lowest_bid_until_its_limit_then_drops_out(api) -> None:
     table = Table(api)
     a, b, c = table.view()["turn_order"]
