@@ -27,10 +27,14 @@ from .models import (
     MapSummary,
     Move,
     MoveResult,
+    OrdersRequest,
+    OrdersSet,
     Record,
     Seat,
     SeatList,
+    SeatOrders,
     SeatToken,
+    TakebackRequest,
     Verdict,
 )
 
@@ -47,6 +51,35 @@ class AosClient(Replays, Transport):
     """
 
     API_VERSION = API_VERSION
+
+    def accept_takeback(
+        self,
+        game_id: GameId,
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> MoveResult:
+        """Accept the pending takeback.
+
+        By a seat the proposal waits for. The last acceptance takes the game back: its history entry
+        is `{"type": "takeback", "to_version"}` with the events `takeback_accepted` and
+        `taken_back`, and the state is exactly the state at `to_version`. No body (an empty JSON
+        object is accepted too).
+
+        `POST /v1/games/{game_id}/takeback/accept` (operationId `acceptTakeback`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/takeback/accept",
+            headers={"If-Match": etag_of(if_match)},
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return MoveResult.from_dict(data)
 
     def apply_move(
         self,
@@ -103,6 +136,58 @@ class AosClient(Replays, Transport):
             timeout=timeout,
         )
         return CreatedGame.from_dict(data)
+
+    def decline_takeback(
+        self,
+        game_id: GameId,
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> MoveResult:
+        """Decline the pending takeback, or withdraw one's own proposal.
+
+        By a seat the proposal waits for (a `takeback_declined` entry), or by the proposer (a
+        `takeback_cancelled` entry). Either ends the proposal. No body (an empty JSON object is
+        accepted too).
+
+        `POST /v1/games/{game_id}/takeback/decline` (operationId `declineTakeback`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/takeback/decline",
+            headers={"If-Match": etag_of(if_match)},
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return MoveResult.from_dict(data)
+
+    def delete_orders(
+        self,
+        game_id: GameId,
+        seat: Seat,
+        *,
+        token: str,
+        timeout: float | None = None,
+    ) -> SeatOrders:
+        """Clear the seat's programmed orders.
+
+        Not a version of the game, like setting them. The answer is the seat's orders after it:
+        none. Clearing no orders is the same answer.
+
+        `DELETE /v1/games/{game_id}/seats/{seat}/orders` (operationId `deleteOrders`).
+        """
+        data = self._request(
+            "DELETE",
+            f"/v1/games/{quote_path(game_id)}/seats/{quote_path(seat)}/orders",
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return SeatOrders.from_dict(data)
 
     def get_board_svg(
         self,
@@ -290,6 +375,31 @@ class AosClient(Replays, Transport):
         )
         return data
 
+    def get_orders(
+        self,
+        game_id: GameId,
+        seat: Seat,
+        *,
+        token: str,
+        timeout: float | None = None,
+    ) -> SeatOrders:
+        """The seat's programmed orders.
+
+        Private to the seat: only its token reads them; they are never in the view, the history or
+        the events, and nothing public says whether a seat has any (only the moves they make show,
+        marked `"by": "orders"`).
+
+        `GET /v1/games/{game_id}/seats/{seat}/orders` (operationId `getOrders`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{quote_path(game_id)}/seats/{quote_path(seat)}/orders",
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return SeatOrders.from_dict(data)
+
     def get_ready(self, *, timeout: float | None = None) -> GetReadyResponse:
         """Readiness (the store is reachable).
 
@@ -370,6 +480,41 @@ class AosClient(Replays, Transport):
         )
         return SeatList.from_dict(data)
 
+    def propose_takeback(
+        self,
+        game_id: GameId,
+        body: TakebackRequest | Mapping[str, Any],
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> MoveResult:
+        """Propose going back to an earlier version.
+
+        Every other seat whose moves it would take back must accept (`POST …/takeback/accept`); the
+        view's `takeback` shows the proposal and the seats it waits for. When it would take back
+        only the proposer's own moves it applies at once: the answer's entry is then the `takeback`
+        itself. Refused across a revealed random outcome. Any move or undo, a decline, or the
+        proposer's withdrawal (`…/decline` by the proposer) ends the proposal. Each step is a
+        version of its own, with a history entry (`takeback_proposed`, `takeback_accepted`,
+        `takeback` for the last acceptance that applies it, `takeback_declined`,
+        `takeback_cancelled`).
+
+        `POST /v1/games/{game_id}/takeback` (operationId `proposeTakeback`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/takeback",
+            headers={"If-Match": etag_of(if_match)},
+            body=body,
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return MoveResult.from_dict(data)
+
     def reissue_seat_token(
         self,
         game_id: GameId,
@@ -397,6 +542,79 @@ class AosClient(Replays, Transport):
             timeout=timeout,
         )
         return SeatToken.from_dict(data)
+
+    def set_orders(
+        self,
+        game_id: GameId,
+        seat: Seat,
+        body: OrdersRequest | Mapping[str, Any],
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        timeout: float | None = None,
+    ) -> OrdersSet:
+        """Replace the seat's programmed orders.
+
+        Each order is for the seat's next decision in its phase; at a decision the first order for
+        that phase acts, making its move from the legal moves, and is used up (a `bid_up_to` stands
+        through its auction: at each of the seat's turns it bids the lowest bid while that is within
+        `max`, else drops out). An order that can make no legal move is dropped and the seat decides
+        by hand. When a move (anyone's, by hand, by clock or by orders) makes it a seat's turn and
+        that seat has an order for it, the order's move is applied at once in the same commit, and
+        so on through the seats after it; those moves are versions with `"by": "orders"` in their
+        history entries and events. Orders do not act right after an undo or a takeback (the seat
+        decides by hand), and a move taken back does not give back the order that made it. Setting
+        orders is not a version of the game (orders change no game state, and a version would tell
+        every watcher that the seat did something): the version and ETag stay, unless the seat is
+        the one to decide now and its orders act at once; their moves are then versions like any
+        other, listed in `applied`. `If-Match` applies the orders only while the game is at that
+        version; a repeat with the same `Idempotency-Key` answers the first response and changes
+        nothing (so orders that acted once are not set again).
+
+        `PUT /v1/games/{game_id}/seats/{seat}/orders` (operationId `setOrders`).
+        """
+        data = self._request(
+            "PUT",
+            f"/v1/games/{quote_path(game_id)}/seats/{quote_path(seat)}/orders",
+            headers={"If-Match": etag_of(if_match)},
+            body=body,
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return OrdersSet.from_dict(data)
+
+    def undo_move(
+        self,
+        game_id: GameId,
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> MoveResult:
+        """Take back the token's seat's own last move.
+
+        Allowed while no other seat has moved since that move and the move revealed no random
+        outcome (the game's seeded generator did not move: no dice, drawn cubes, shuffles). The undo
+        is a new version (a history entry whose move is `{"type": "undo"}`, with a `move_undone`
+        event naming the version taken back) whose state is exactly the state before the move; the
+        history keeps both, the record replays only the moves in effect. A move the seat's orders
+        made is the seat's own. An undo ends a pending takeback proposal. Orders do not act after an
+        undo (the seat decides by hand). No body (an empty JSON object is accepted too).
+
+        `POST /v1/games/{game_id}/undo` (operationId `undoMove`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/undo",
+            headers={"If-Match": etag_of(if_match)},
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return MoveResult.from_dict(data)
 
     def validate_move(
         self,

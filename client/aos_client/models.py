@@ -78,8 +78,9 @@ Version = int
 
 
 class Event(OneOf):
-    """Something that happened, in order, as a move's result, a dry run's effects or a history entry.
-    One schema per `type`; fields beyond those listed may be added in later versions.
+    """Something that happened, in order, as a move's result, a dry run's effects or a history entry;
+    undo and takeback steps have events of their own. One schema per `type`; fields beyond those
+    listed may be added in later versions.
     """
 
     DISCRIMINATOR = "type"
@@ -145,6 +146,14 @@ class BidEvent(Event):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class HistoryMove(OneOf):
+    """What a history entry did: a move of the game (`Move`), or one of the entries that take moves
+    back or only record something (`TimelineMove`).
+    """
+
+    DISCRIMINATOR = "type"
+
+
 class Move(OneOf):
     """One move. `seat`, on any move, must agree with the token. Read-only extras listed by `legal-
     moves` (`cost`, `income`) are accepted and ignored.
@@ -160,6 +169,28 @@ class BidMove(Move):
     type: Literal["bid"] = "bid"
     seat: Seat | None = None
     amount: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Order(OneOf):
+    """One programmed order, for the seat's next decision in its phase: - `issue_shares` `{count}`
+    (issue_shares; 0 = none); - `bid_up_to` `{max}` (auction): the lowest bid at each of the seat's
+    turns while it is at most `max`, then drop out; it stands until the seat is out or the auction
+    ends; - `drop_out` (auction): drop out at once; - `select_action` `{actions}` (select_action):
+    the first of `actions` that is free; - `end_build` (build): end the build turn (build nothing
+    more); - `upgrade_locomotive`, `pass` (move_goods): that move instead of a delivery.
+    """
+
+    DISCRIMINATOR = "type"
+
+
+@dataclass(kw_only=True)
+class BidUpToOrder(Order):
+    """The `BidUpToOrder` object."""
+
+    type: Literal["bid_up_to"] = "bid_up_to"
+    # The highest bid to make.
+    max: int
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -283,6 +314,8 @@ class GameView(Model):
     board: BoardView
     scores: list[Score] | None
     seed_commitment: Sha256Hex
+    # The takeback proposed and waiting for answers (`POST …/takeback`), or null.
+    takeback: TakebackView | None
     # The creator chose the seed, so the game can be reproduced from it.
     reproducible: bool | None = None
     # The map options in force.
@@ -360,6 +393,14 @@ class DropOutMove(Move):
 
 
 @dataclass(kw_only=True)
+class DropOutOrder(Order):
+    """The `DropOutOrder` object."""
+
+    type: Literal["drop_out"] = "drop_out"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class DroppedOutEvent(Event):
     """A seat left the auction, taking that place in the new turn order."""
 
@@ -376,6 +417,14 @@ class EndBuildMove(Move):
 
     type: Literal["end_build"] = "end_build"
     seat: Seat | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class EndBuildOrder(Order):
+    """The `EndBuildOrder` object."""
+
+    type: Literal["end_build"] = "end_build"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -506,7 +555,7 @@ class HistoryEntry(Model):
 
     index: int
     seat: Seat
-    move: Move
+    move: HistoryMove
     events: list[Event]
     version: Version
     # When this version was committed (RFC 3339, UTC, milliseconds).
@@ -560,6 +609,15 @@ class IssueSharesMove(Move):
     type: Literal["issue_shares"] = "issue_shares"
     seat: Seat | None = None
     # 0 issues none.
+    count: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class IssueSharesOrder(Order):
+    """The `IssueSharesOrder` object."""
+
+    type: Literal["issue_shares"] = "issue_shares"
     count: int
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -734,9 +792,25 @@ class MoveGoodsView(Model):
 class MoveResult(Model):
     """What an applied move did: the new version, the events in order, and the game view after it."""
 
+    # The game's version after this change and the moves in `followed_by`.
     version: Version
+    # What this change did (its own history entry's events).
     events: list[Event]
     game: GameView
+    # Present when the change made it the turn of seats with programmed orders: the history entries
+    # of the moves those orders made right after it, in the same commit (each `"by": "orders"`).
+    followed_by: list[HistoryEntry] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class MoveUndoneEvent(Event):
+    """A seat took back its own last move: the version and the move taken back."""
+
+    type: Literal["move_undone"] = "move_undone"
+    seat: Seat
+    version: Version
+    move: Move
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -814,11 +888,41 @@ class OilPlacedEvent(Event):
 
 
 @dataclass(kw_only=True)
+class OrdersRequest(Model):
+    """The `OrdersRequest` object."""
+
+    # The seat's orders, in the order they act; `[]` clears them.
+    orders: list[Order]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class OrdersSet(Model):
+    """The `OrdersSet` object."""
+
+    seat: Seat
+    # The orders that stand now (those that acted at once are used up).
+    orders: list[Order]
+    version: Version
+    # The history entries of the moves the orders made at once, in order.
+    applied: list[HistoryEntry]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class PassMove(Move):
     """Move no good this move-goods round."""
 
     type: Literal["pass"] = "pass"
     seat: Seat | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PassOrder(Order):
+    """The `PassOrder` object."""
+
+    type: Literal["pass"] = "pass"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1068,6 +1172,15 @@ class SeatListSeat(Model):
 
 
 @dataclass(kw_only=True)
+class SeatOrders(Model):
+    """The `SeatOrders` object."""
+
+    seat: Seat
+    orders: list[Order]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class SeatToken(Model):
     """A seat's new token, shown this once."""
 
@@ -1089,6 +1202,16 @@ class SelectActionMove(Move):
 
 
 @dataclass(kw_only=True)
+class SelectActionOrder(Order):
+    """The `SelectActionOrder` object."""
+
+    type: Literal["select_action"] = "select_action"
+    # In order of preference; the first that is free is taken.
+    actions: list[ActionId]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class SharesIssuedEvent(Event):
     """A seat issued shares."""
 
@@ -1098,6 +1221,133 @@ class SharesIssuedEvent(Event):
     count: int
     # the cash the shares brought ($5 each)
     cash: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class TimelineMove(OneOf):
+    """A history entry that is not a move of the game: `undo` and `takeback` take moves back (the state
+    becomes an earlier one); `takeback_proposed`, `takeback_accepted`, `takeback_declined` and
+    `takeback_cancelled` only record the steps of a takeback.
+    """
+
+    DISCRIMINATOR = "type"
+
+
+@dataclass(kw_only=True)
+class TakebackAcceptedEntry(TimelineMove):
+    """The `TakebackAcceptedEntry` object."""
+
+    type: Literal["takeback_accepted"] = "takeback_accepted"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackAcceptedEvent(Event):
+    """A seat accepted the pending takeback; `waiting`: the seats still to answer."""
+
+    type: Literal["takeback_accepted"] = "takeback_accepted"
+    seat: Seat
+    waiting: list[Seat]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackCancelledEntry(TimelineMove):
+    """The proposer withdrew the proposal."""
+
+    type: Literal["takeback_cancelled"] = "takeback_cancelled"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackCancelledEvent(Event):
+    """The proposer withdrew its takeback proposal."""
+
+    type: Literal["takeback_cancelled"] = "takeback_cancelled"
+    seat: Seat
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackDeclinedEntry(TimelineMove):
+    """The `TakebackDeclinedEntry` object."""
+
+    type: Literal["takeback_declined"] = "takeback_declined"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackDeclinedEvent(Event):
+    """A seat asked declined the pending takeback, which ends it."""
+
+    type: Literal["takeback_declined"] = "takeback_declined"
+    seat: Seat
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackEntry(TimelineMove):
+    """Goes back to the moves in effect at `to_version` (event `taken_back`)."""
+
+    type: Literal["takeback"] = "takeback"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackProposedEntry(TimelineMove):
+    """The seat proposes a takeback; its event lists the seats `asked`."""
+
+    type: Literal["takeback_proposed"] = "takeback_proposed"
+    to_version: Version
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackProposedEvent(Event):
+    """A seat proposed going back to `to_version`: the seats asked, the versions it would take back."""
+
+    type: Literal["takeback_proposed"] = "takeback_proposed"
+    seat: Seat
+    to_version: Version
+    asked: list[Seat]
+    versions: list[Version]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackRequest(Model):
+    """The `TakebackRequest` object."""
+
+    # The version to go back to; the game's state becomes the state it had.
+    to_version: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakebackView(Model):
+    """A takeback proposed and waiting for answers."""
+
+    to_version: Version
+    by: Seat
+    # The seats whose acceptance it still needs.
+    waiting: list[Seat]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class TakenBackEvent(Event):
+    """The game went back to the state of `to_version`; `versions` were taken back."""
+
+    type: Literal["taken_back"] = "taken_back"
+    to_version: Version
+    proposed_by: Seat
+    versions: list[Version]
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1179,11 +1429,27 @@ class TurnOrderSetEventPayment(Model):
 
 
 @dataclass(kw_only=True)
+class UndoEntry(TimelineMove):
+    """Takes back the last move in effect (its `move_undone` event names it)."""
+
+    type: Literal["undo"] = "undo"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class UpgradeLocomotiveMove(Move):
     """Upgrade the locomotive one level instead of moving a good (once per move-goods phase)."""
 
     type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
     seat: Seat | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class UpgradeLocomotiveOrder(Order):
+    """The `UpgradeLocomotiveOrder` object."""
+
+    type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1268,6 +1534,7 @@ Event.VARIANTS = {
     "income_collected": IncomeCollectedEvent,
     "income_reduced": IncomeReducedEvent,
     "locomotive_upgraded": LocomotiveUpgradedEvent,
+    "move_undone": MoveUndoneEvent,
     "oil_drawn": OilDrawnEvent,
     "oil_drum_kept": OilDrumKeptEvent,
     "oil_drums_counted": OilDrumsCountedEvent,
@@ -1279,6 +1546,11 @@ Event.VARIANTS = {
     "production_drawn": ProductionDrawnEvent,
     "round_started": RoundStartedEvent,
     "shares_issued": SharesIssuedEvent,
+    "takeback_accepted": TakebackAcceptedEvent,
+    "takeback_cancelled": TakebackCancelledEvent,
+    "takeback_declined": TakebackDeclinedEvent,
+    "takeback_proposed": TakebackProposedEvent,
+    "taken_back": TakenBackEvent,
     "track_built": TrackBuiltEvent,
     "track_claimed": TrackClaimedEvent,
     "track_unowned": TrackUnownedEvent,
@@ -1286,6 +1558,29 @@ Event.VARIANTS = {
     "turn_order_set": TurnOrderSetEvent,
     "wall_fallen": WallFallenEvent,
     "wall_removed": WallRemovedEvent,
+}
+
+
+HistoryMove.VARIANTS = {
+    "bid": Move,
+    "build": Move,
+    "deliver": Move,
+    "drop_out": Move,
+    "end_build": Move,
+    "issue_shares": Move,
+    "pass": Move,
+    "produce": Move,
+    "remove_wall": Move,
+    "select_action": Move,
+    "takeback": TimelineMove,
+    "takeback_accepted": TimelineMove,
+    "takeback_cancelled": TimelineMove,
+    "takeback_declined": TimelineMove,
+    "takeback_proposed": TimelineMove,
+    "turn_order_pass": Move,
+    "undo": TimelineMove,
+    "upgrade_locomotive": Move,
+    "urbanize": Move,
 }
 
 
@@ -1303,4 +1598,25 @@ Move.VARIANTS = {
     "turn_order_pass": TurnOrderPassMove,
     "upgrade_locomotive": UpgradeLocomotiveMove,
     "urbanize": UrbanizeMove,
+}
+
+
+Order.VARIANTS = {
+    "bid_up_to": BidUpToOrder,
+    "drop_out": DropOutOrder,
+    "end_build": EndBuildOrder,
+    "issue_shares": IssueSharesOrder,
+    "pass": PassOrder,
+    "select_action": SelectActionOrder,
+    "upgrade_locomotive": UpgradeLocomotiveOrder,
+}
+
+
+TimelineMove.VARIANTS = {
+    "takeback": TakebackEntry,
+    "takeback_accepted": TakebackAcceptedEntry,
+    "takeback_cancelled": TakebackCancelledEntry,
+    "takeback_declined": TakebackDeclinedEntry,
+    "takeback_proposed": TakebackProposedEntry,
+    "undo": UndoEntry,
 }

@@ -11,6 +11,7 @@ from flask import Flask
 from service.store import GameStore, store_from_env
 
 from . import bodies, cors, instrumentation, limits, logs, metrics, problems, security
+from .async_routes import bp as async_bp
 from .config import Settings
 from .docs import docs_bp
 from .gameplay import Games
@@ -47,6 +48,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(bp)
     app.register_blueprint(seats_bp)
     app.register_blueprint(docs_bp)
+    app.register_blueprint(async_bp)
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)

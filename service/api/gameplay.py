@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
@@ -17,7 +18,7 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, metrics, timeline, tokens
+from . import admin, metrics, orders, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -38,6 +39,27 @@ class Created:
 class Applied:
     version: int
     body: bytes
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one request writes in one commit: log entries (one per version; none for a change
+    of meta only), the state after them with its view (view None: the state stays), the new meta
+    (None: it stays), the answer, and what a retry with the same Idempotency-Key needs to make
+    the answer again (stored after the request's fingerprint)."""
+
+    entries: list[bytes]
+    state: dict
+    view: bytes | None
+    meta: bytes | None
+    body: bytes
+    record: bytes
+
+
+# Makes the change of a request from the game as loaded; raises ApiError when it is refused.
+Plan = Callable[[Stored], Change]
+# Makes a retry's answer again from what the first commit stored after the fingerprint.
+Replay = Callable[[str, bytes], Applied]
 
 
 @cache
@@ -64,9 +86,10 @@ def fingerprint(obj: object) -> bytes:
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-def full_view(state: dict, game_id: str, version: int) -> dict:
-    # The engine's view lacks the two things only the API knows: the id and the version.
-    return {"game_id": game_id, "version": version, **game.view(state)}
+def full_view(state: dict, game_id: str, version: int, takeback: dict | None = None) -> dict:
+    # The engine's view lacks what only the API knows: the id, the version and the takeback
+    # proposed (timeline.pending_takeback), which lives in the log, not in the engine state.
+    return {"game_id": game_id, "version": version, **game.view(state), "takeback": takeback}
 
 
 def illegal(exc: IllegalMove, **extra: object) -> ApiError:
@@ -145,7 +168,12 @@ class Games:
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
-        return orjson.dumps(full_view(state, game_id, version))
+        return orjson.dumps(full_view(state, game_id, version, timeline.pending_takeback(entries)))
+
+    def entries(self, game_id: str, stored: Stored) -> list[dict]:
+        """The log entries that made `stored` (the log only grows: its first `version` entries
+        are always the same)."""
+        return timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
 
     # -- creating -----------------------------------------------------------------------------
 
@@ -293,14 +321,66 @@ class Games:
     ) -> Applied:
         """Apply `move` of `seat` (already authenticated against `stored`), re-judging it
         against the new state whenever another writer got in first. `by` says who made the move
-        when the server made it for the seat ("orders", "clock"): it goes into the log entry."""
-        fp = fingerprint({"seat": seat, "move": move})
+        when the server made it for the seat ("orders", "clock"): it goes into the log entry.
+        The seats' programmed orders that the move calls on go in the same commit."""
+
+        def plan(stored: Stored) -> Change:
+            try:
+                state, events = game.apply(orjson.loads(stored.state), seat, move)
+            except IllegalMove as exc:
+                metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
+                raise illegal(exc) from None
+            entries = [log_entry(stored.version, seat, move, events, by)]
+            state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version)
+            version = stored.version + len(entries)
+            view = orjson.dumps(full_view(state, game_id, version))
+            return Change(entries, state, view, meta,
+                          moved_body(version, orjson.dumps(events), view, entries[1:]),
+                          replay_record(stored.version + 1, version))
+
+        return self.change(game_id, {"seat": seat, "move": move}, plan, self.replay_moved,
+                           if_match=if_match, idempotency_key=idempotency_key, stored=stored)
+
+    def carry_out_orders(self, state: dict, meta: bytes, entries: list[bytes], version: int,
+                         first_seat: int | None = None) -> tuple[dict, bytes | None]:
+        """The step of the move path that carries out programmed orders: the moves the orders
+        of the seats to decide make, one seat after the other, appended to `entries` (the
+        commit's entries so far, made on a game at `version`) marked "by": "orders". Returns
+        the state after them and the new meta (None: unchanged)."""
+        decoded = orjson.loads(meta)
+        book = orders.book_of(decoded)
+        if not book:
+            return state, None
+        state, fired, book, changed = orders.carry_out(state, book, first_seat=first_seat)
+        index = version + len(entries)
+        for n, made in enumerate(fired):
+            entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders"))
+        return state, (orjson.dumps(orders.with_book(decoded, book)) if changed else None)
+
+    def change(
+        self,
+        game_id: str,
+        request: dict,
+        plan: Plan,
+        replay: Replay,
+        *,
+        if_match: str | None,
+        idempotency_key: str | None,
+        stored: Stored,
+    ) -> Applied:
+        """One request that changes a game, in one compare-and-set: `plan` makes the change from
+        the game as loaded and is run again on the new game whenever another writer got in
+        first. `request` (who asks for what) is fingerprinted for the Idempotency-Key: a repeat
+        is answered by `replay` from what the first commit stored, and applies nothing.
+        Every commit names the meta it read as well as the version, since a change of meta
+        alone (a seat's orders) keeps the version."""
+        fp = fingerprint(request)
         if idempotency_key is not None:
             idem_key = "move:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
             idem_ttl = self.settings.idempotency_ttl
             prior = self.store.idempotency_record(game_id, idem_key)
             if prior is not None:
-                return self._replay_move(game_id, prior, fp)
+                return self._replayed(game_id, prior, fp, replay)
         else:
             # The store retries a commit whose reply was lost; a key of this request's own lets
             # that retry find its first write instead of judging the move again and applying it
@@ -316,34 +396,32 @@ class Games:
                     headers={"ETag": etag(stored.version)},
                     version=stored.version,
                 )
-            try:
-                state, events = game.apply(orjson.loads(stored.state), seat, move)
-            except IllegalMove as exc:
-                metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
-                raise illegal(exc) from None
-            version = stored.version + 1
-            view = orjson.dumps(full_view(state, game_id, version))
-            body = moved_body(version, orjson.dumps(events), view)
-            # A retry needs only to know which version the move made: the answer is made again
-            # from the log (and the view at that version), so the record stays small.
-            idem = IdemRecord(idem_key, fp + SEP + str(version).encode(), idem_ttl)
+            change = plan(stored)
+            # A retry needs only to know which versions the change made: the answer is made
+            # again from the log (and the view at that version), so the record stays small.
+            idem = IdemRecord(idem_key, fp + SEP + change.record, idem_ttl)
             result = self.store.commit(
                 game_id,
                 expected_version=stored.version,
-                entries=[log_entry(stored.version, seat, move, events, by)],
-                state=orjson.dumps(state),
-                view=view,
-                ttl=self._ttl(state),
+                expected_meta=stored.meta,
+                entries=change.entries,
+                state=None if change.view is None else orjson.dumps(change.state),
+                view=change.view,
+                meta=change.meta,
+                ttl=self._ttl(change.state),
                 idem=idem,
             )
             if result.outcome is Outcome.APPLIED:
-                metrics.MOVES_APPLIED.labels(map=state["map"], type=move["type"]).inc()
-                return Applied(version, body)
+                for entry in timeline.entries_of(change.entries):
+                    if timeline.is_move(entry):
+                        metrics.MOVES_APPLIED.labels(map=change.state["map"],
+                                                     type=timeline.move_type(entry)).inc()
+                return Applied(stored.version + len(change.entries), change.body)
             if result.outcome is Outcome.REPLAYED:
-                return self._replay_move(game_id, result.replay, fp)
+                return self._replayed(game_id, result.replay, fp, replay)
             if result.outcome is Outcome.MISSING:
                 raise not_found(game_id)
-            # Another writer got in first: judge the move again against the game as it is now.
+            # Another writer got in first: judge the request again against the game as it is now.
             metrics.STORE_RETRIES.labels(op="commit", reason="version_conflict").inc()
             stored = self.load(game_id)
         raise ApiError(
@@ -353,17 +431,22 @@ class Games:
             headers={"Retry-After": "1"},
         )
 
-    def _replay_move(self, game_id: str, prior: bytes, fp: bytes) -> Applied:
-        """The first answer to a move, for its retry with the same Idempotency-Key."""
-        prior_fp, version_text = prior.split(SEP, 1)
+    def _replayed(self, game_id: str, prior: bytes, fp: bytes, replay: Replay) -> Applied:
+        prior_fp, record = prior.split(SEP, 1)
         if prior_fp != fp:
-            raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another move")
-        version = int(version_text)
-        entry = (self.store.history(game_id, version - 1, version) or [None])[0]
-        if entry is None:
+            raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another request")
+        return replay(game_id, record)
+
+    def replay_moved(self, game_id: str, record: bytes) -> Applied:
+        """The first answer to a change of versions (a move, an undo, a takeback step), for its
+        retry with the same Idempotency-Key: {version, events, game, followed_by?}."""
+        own, final = parse_replay_record(record)
+        entries = self.store.history(game_id, own - 1, final) or []
+        if len(entries) != final - own + 1:
             raise not_found(game_id)
-        events = orjson.loads(entry)["events"]
-        return Applied(version, moved_body(version, orjson.dumps(events), self.view_at(game_id, version)))
+        events = orjson.loads(entries[0])["events"]
+        return Applied(final, moved_body(final, orjson.dumps(events), self.view_at(game_id, final),
+                                         entries[1:]))
 
     def validate(self, state: dict, seat: int, move: dict) -> dict:
         return game.validate(state, seat, move)
@@ -372,9 +455,26 @@ class Games:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
 
-def moved_body(version: int, events: bytes, view: bytes) -> bytes:
-    """The answer to a change of a game: {version, events, game}."""
-    return b'{"version":%d,"events":%b,"game":%b}' % (version, events, view)
+def moved_body(version: int, events: bytes, view: bytes, followed_by: Sequence[bytes] = ()) -> bytes:
+    """The answer to a change of a game: {version, events, game}, and `followed_by`, the log
+    entries of the moves programmed orders made right after it in the same commit, if any.
+    `version` and `game` are the game's after all of them."""
+    if not followed_by:
+        return b'{"version":%d,"events":%b,"game":%b}' % (version, events, view)
+    return b'{"version":%d,"events":%b,"game":%b,"followed_by":[%b]}' % (
+        version, events, view, b",".join(followed_by))
+
+
+def replay_record(own: int, final: int) -> bytes:
+    """What a retry needs to answer a change again: the version the request's own entry made and
+    the version after the whole commit."""
+    return b"%d%b%d" % (own, SEP, final)
+
+
+def parse_replay_record(record: bytes) -> tuple[int, int]:
+    # Records written before orders existed hold one version: the request's own and the last.
+    own, _, final = record.partition(SEP)
+    return int(own), int(final or own)
 
 
 def now_rfc3339() -> str:

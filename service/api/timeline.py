@@ -21,10 +21,20 @@ from service.engine import game
 # effect at an earlier version (`move.to_version`).
 UNDO = "undo"
 TAKEBACK = "takeback"
-# Entries that change no state: they record something about the game, not a move of it.
+# Entries that change no state: they record something about the game, not a move of it. A seat
+# proposes a takeback; each seat it asks accepts (the last acceptance is the "takeback" entry
+# itself) or declines; the proposer may withdraw it (cancelled).
+TAKEBACK_PROPOSED = "takeback_proposed"
+TAKEBACK_ACCEPTED = "takeback_accepted"
+TAKEBACK_DECLINED = "takeback_declined"
+TAKEBACK_CANCELLED = "takeback_cancelled"
 RECORD_ONLY: frozenset[str] = frozenset(
-    {"takeback_proposed", "takeback_accepted", "takeback_declined", "takeback_cancelled"}
+    {TAKEBACK_PROPOSED, TAKEBACK_ACCEPTED, TAKEBACK_DECLINED, TAKEBACK_CANCELLED}
 )
+# At least the most entries a pending proposal spans: the proposal and the acceptances of all
+# but the last of the (at most five) seats it asks. The log's last TAKEBACK_SPAN entries say
+# whether one is pending.
+TAKEBACK_SPAN = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +81,25 @@ def in_effect(entries: Sequence[dict], version: int | None = None) -> list[dict]
         chosen.append(entries[node.index])
         node = node.parent
     return chosen[::-1]
+
+
+def pending_takeback(entries: Sequence[dict]) -> dict | None:
+    """The takeback proposed and not settled after the last of `entries` (the log up to the
+    version in question, or only its last TAKEBACK_SPAN entries), as the view shows it:
+    {to_version, by, waiting: [seat]}; or None. A proposal stays pending only while nothing but
+    acceptances follow it: any move, undo, takeback, decline or withdrawal ends it."""
+    accepted: set[int] = set()
+    for entry in reversed(entries):
+        kind = move_type(entry)
+        if kind == TAKEBACK_ACCEPTED:
+            accepted.add(entry["seat"])
+            continue
+        if kind != TAKEBACK_PROPOSED:
+            return None
+        proposal = next(e for e in entry["events"] if e["type"] == TAKEBACK_PROPOSED)
+        return {"to_version": entry["move"]["to_version"], "by": entry["seat"],
+                "waiting": [s for s in proposal["asked"] if s not in accepted]}
+    return None
 
 
 def genesis(state: dict) -> dict:

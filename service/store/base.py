@@ -163,12 +163,19 @@ class GameStore(ABC):
         meta: bytes | None = None,
         deadline: float | None = None,
         idem: IdemRecord | None = None,
+        expected_meta: bytes | None = None,
     ) -> CommitResult:
-        """Atomically, if the game is at `expected_version` (and `idem.key` is unused): append
+        """Atomically, if the game is at `expected_version` (and `idem.key` is unused, and its
+        metadata is still `expected_meta` when that is given): append
         `entries` to the log (the version goes up by one per entry), store what is given of
         state, view and meta, remember `idem`, refresh the game's expiry to `ttl` seconds, queue
         the change in the outbox; and when the version moved, set the clock to `deadline` (unix
-        time; None: no clock) and notify the game's watchers. All of it or none of it."""
+        time; None: no clock) and notify the game's watchers. All of it or none of it.
+
+        A commit that writes only meta keeps the version, so the version alone cannot tell two
+        writers of meta apart: a commit that read meta and writes something derived from it (a
+        seat's programmed orders) passes `expected_meta`, the bytes it read, and gets CONFLICT
+        when another commit changed them in between."""
 
     @abstractmethod
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
@@ -178,8 +185,8 @@ class GameStore(ABC):
     @abstractmethod
     def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
         """Atomically: if the game's metadata is still `expected` (byte for byte), make it
-        `meta`. APPLIED, CONFLICT (someone changed it first: nothing written) or MISSING. The
-        version, state, log and expiry are untouched."""
+        `meta`, and queue the change in the outbox. APPLIED, CONFLICT (someone changed it first:
+        nothing written) or MISSING. The version, state, log and expiry are untouched."""
 
     @abstractmethod
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:

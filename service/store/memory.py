@@ -224,6 +224,7 @@ class MemoryStore(GameStore):
         meta: bytes | None = None,
         deadline: float | None = None,
         idem: IdemRecord | None = None,
+        expected_meta: bytes | None = None,
     ) -> CommitResult:
         with self._lock:
             game = self._live(game_id)
@@ -233,7 +234,8 @@ class MemoryStore(GameStore):
                 prior = self._idem.get((game_id, idem.key))
                 if prior is not None:
                     return CommitResult(Outcome.REPLAYED, game.version, prior)
-            if game.version != expected_version:
+            if game.version != expected_version or (
+                    expected_meta is not None and game.meta != expected_meta):
                 return CommitResult(Outcome.CONFLICT, game.version)
             game.version += len(entries)
             game.log.extend(entries)
@@ -267,6 +269,7 @@ class MemoryStore(GameStore):
             if game.meta != expected:
                 return Outcome.CONFLICT
             game.meta = meta
+            self._queue(game_id, game.version, [], meta=meta)
             return Outcome.APPLIED
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:

@@ -99,7 +99,8 @@ return {'created'}
 
 # The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
 # ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
-#       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, log entries...
+#       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, expected meta or '',
+#       log entries...
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'missing'} end
@@ -108,7 +109,10 @@ if KEYS[6] then
   if prior then return {'replayed', current, prior} end
 end
 if current ~= ARGV[1] then return {'conflict', current} end
-local first = 12
+if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
+  return {'conflict', current}
+end
+local first = 13
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
 redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
@@ -158,13 +162,16 @@ end
 return values
 """
 
-# The compare-and-set of a game's metadata (its token hashes). KEYS: state
-# ARGV: expected meta, new meta
+# The compare-and-set of a game's metadata alone (its token hashes, which seats are claimed),
+# queued in the outbox like every change, so the archive keeps the metadata current.
+# KEYS: state, outbox. ARGV: expected meta, new meta, game id, outbox maxlen
 _REPLACE_META = """
 local current = redis.call('HGET', KEYS[1], 'meta')
 if not current then return 'missing' end
 if current ~= ARGV[1] then return 'conflict' end
 redis.call('HSET', KEYS[1], 'meta', ARGV[2])
+local version = redis.call('HGET', KEYS[1], 'version')
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'g', ARGV[3], 'v', version, 'm', ARGV[2])
 return 'applied'
 """
 
@@ -345,6 +352,7 @@ class RedisStore(GameStore):
         meta: bytes | None = None,
         deadline: float | None = None,
         idem: IdemRecord | None = None,
+        expected_meta: bytes | None = None,
     ) -> CommitResult:
         keys = game_keys(game_id, self._prefix)
         shard = shard_keys(shard_of(game_id), self._prefix)
@@ -356,6 +364,7 @@ class RedisStore(GameStore):
             _deadline_arg(deadline), self._outbox_maxlen,
         ]
         args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
+        args.append(expected_meta or b"")
         args += entries
         reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
@@ -366,11 +375,9 @@ class RedisStore(GameStore):
         return CommitResult(outcome, int(reply[1]))
 
     def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
-        state_key = game_keys(game_id, self._prefix).state
-        reply = self._run(
-            "meta",
-            lambda client: self._replace_meta(keys=[state_key], args=[expected, meta], client=client),
-        )
+        keys = [game_keys(game_id, self._prefix).state, shard_keys(shard_of(game_id), self._prefix).outbox]
+        args = [expected, meta, game_id, self._outbox_maxlen]
+        reply = self._run("meta", lambda client: self._replace_meta(keys=keys, args=args, client=client))
         return Outcome(reply.decode())
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:

@@ -27,11 +27,16 @@ GAME = _client.post(
 
 def aim_at_the_real_game(case) -> None:  # type: ignore[no-untyped-def]
     if case.path_parameters and "game_id" in case.path_parameters:
-        case.path_parameters["game_id"] = GAME["game_id"]
-        # Swap a generated token for the real one; a case without one stays without.
-        if case.method == "POST" and "Authorization" in (case.headers or {}):
-            active = _client.get(f"/v1/games/{GAME['game_id']}").get_json()["active_seat"]
-            token = GAME["seats"][active or 0]["token"]
+        # Assigned, not changed in place: schemathesis then judges the case again as sent (a
+        # case made invalid by its game id is valid once aimed at the real game).
+        case.path_parameters = {**case.path_parameters, "game_id": GAME["game_id"]}
+        # Swap a generated token for the real one (the path's seat's, for a seat's orders, else
+        # the active seat's); a case without one stays without.
+        if case.method in ("POST", "PUT", "DELETE", "GET") and "Authorization" in (case.headers or {}):
+            seat = case.path_parameters.get("seat")
+            if not isinstance(seat, int) or not 0 <= seat < len(GAME["seats"]):
+                seat = _client.get(f"/v1/games/{GAME['game_id']}").get_json()["active_seat"] or 0
+            token = GAME["seats"][seat]["token"]
             case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
 
 

@@ -51,3 +51,44 @@ def test_the_state_at_any_version_is_the_state_that_version_had() -> None:
         assert orjson.dumps(timeline.state_at(state, log, version)) == states[version]
     undone = [*log, entry(20, log[-1]["seat"], {"type": "undo"})]
     assert orjson.dumps(timeline.state_at(state, undone, 21)) == states[19]
+
+
+def proposal(index: int, seat: int, to_version: int, asked: list[int]) -> dict:
+    return entry(index, seat, {"type": "takeback_proposed", "to_version": to_version}) | {
+        "events": [{"type": "takeback_proposed", "seat": seat, "to_version": to_version,
+                    "asked": asked, "versions": []}]}
+
+
+def test_a_pending_takeback_is_read_from_the_log_at_any_version() -> None:
+    log = [
+        entry(0, 0, {"type": "bid", "amount": 1}),
+        entry(1, 1, {"type": "bid", "amount": 2}),
+        proposal(2, 2, 0, [0, 1]),
+        entry(3, 0, {"type": "takeback_accepted", "to_version": 0}),
+        entry(4, 1, {"type": "takeback_declined", "to_version": 0}),
+        proposal(5, 0, 1, [1]),
+        entry(6, 1, {"type": "bid", "amount": 3}),  # a move ends it
+        proposal(7, 1, 6, [2]),
+        entry(8, 1, {"type": "undo"}),  # so does an undo
+        proposal(9, 2, 1, [1]),
+        entry(10, 2, {"type": "takeback_cancelled", "to_version": 1}),  # and a withdrawal
+    ]
+    pending = [timeline.pending_takeback(log[:version]) for version in range(len(log) + 1)]
+    assert pending == [
+        None, None, None,
+        {"to_version": 0, "by": 2, "waiting": [0, 1]},
+        {"to_version": 0, "by": 2, "waiting": [1]},
+        None,
+        {"to_version": 1, "by": 0, "waiting": [1]},
+        None,
+        {"to_version": 6, "by": 1, "waiting": [2]},
+        None,
+        {"to_version": 1, "by": 2, "waiting": [1]},
+        None,
+    ]
+    # The last TAKEBACK_SPAN entries say as much as the whole log.
+    for version in range(len(log) + 1):
+        tail = log[max(0, version - timeline.TAKEBACK_SPAN):version]
+        assert timeline.pending_takeback(tail) == pending[version]
+    # None of these steps is a move: the moves in effect are the bids less the one undone.
+    assert moves(log) == [0, 1]

@@ -69,6 +69,22 @@ def test_compare_and_set(store: GameStore) -> None:
     assert store.history("g1") == [b"e1", b"e2"]
 
 
+def test_a_commit_given_the_meta_it_read_conflicts_when_meta_changed(store: GameStore) -> None:
+    # A meta-only commit keeps the version, so only the meta itself tells two writers apart.
+    create(store)
+    first = store.commit("g1", expected_version=0, ttl=3600, meta=b"m-orders", expected_meta=b"m")
+    assert (first.outcome, first.version) == (Outcome.APPLIED, 0)
+    stale = commit(store, 0, 1, meta=b"m-stale", expected_meta=b"m")
+    assert (stale.outcome, stale.version) == (Outcome.CONFLICT, 0)
+    stored = store.load("g1")
+    assert (stored.version, stored.state, stored.meta) == (0, b"s0", b"m-orders")
+    assert store.history("g1") == []
+    fresh = commit(store, 0, 1, meta=b"m-fired", expected_meta=b"m-orders")
+    assert (fresh.outcome, fresh.version) == (Outcome.APPLIED, 1)
+    assert store.load("g1").meta == b"m-fired"
+    assert commit(store, 1, 2).outcome is Outcome.APPLIED  # no expected meta: version only
+
+
 def test_idempotency_record_is_written_with_the_move(store: GameStore) -> None:
     create(store)
     first = commit(store, 0, 1, idem=IdemRecord("k", b"response-1", 600))
@@ -181,6 +197,14 @@ def test_replace_meta_leaves_the_game_and_its_log_alone(store: GameStore) -> Non
     assert (stored.version, stored.state, stored.view, stored.meta) == (1, b"s1", b"v1", b"m2")
     assert store.history("g1") == [b"e1"]
     assert commit(store, 1, 2).outcome is Outcome.APPLIED  # moves go on as before
+
+
+def test_replace_meta_is_queued_for_the_archive(store: GameStore) -> None:
+    create(store)
+    assert store.replace_meta("g1", expected=b"m", meta=b"m2") is Outcome.APPLIED
+    changes = store.outbox_read("archive", "w")
+    assert [(c.version, c.entries, c.meta, c.created) for c in changes] == [
+        (0, [], b"m", True), (0, [], b"m2", False)]
 
 
 def test_replace_meta_races_have_one_winner(store: GameStore) -> None:

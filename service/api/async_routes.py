@@ -1,0 +1,137 @@
+"""The HTTP resources of asynchronous play (openapi.yaml): undo, takeback with consent, and a
+seat's programmed orders. Each needs the seat's token; the writes obey If-Match and
+Idempotency-Key like moves."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Response, request
+from marshmallow import ValidationError, validate
+
+from service.store import Stored
+
+from . import async_play, orders, tokens
+from .gameplay import Applied
+from .problems import ApiError
+from .responses import etag, json_response, raw_json
+from .routes import SEAT, game_id_of, games, idempotency_key, invalid, json_body, precondition, with_etag
+from .schemas import Strict, StrictInt
+
+bp = Blueprint("v1_async", __name__, url_prefix="/v1")
+
+# Orders are a seat's secret: no cache, shared or private, may keep them.
+PRIVATE = {"Cache-Control": "no-store"}
+
+
+class TakebackSchema(Strict):
+    to_version = StrictInt(required=True, validate=validate.Range(0, 1 << 40))
+
+
+class EmptySchema(Strict):
+    pass
+
+
+TAKEBACK = TakebackSchema()
+EMPTY = EmptySchema()
+
+
+def seat_request(game_id: str) -> tuple[str, int, Stored, str | None]:
+    """The game, the token's seat (checked against the game's tokens), the game as loaded and
+    the Idempotency-Key of a request that needs a seat token."""
+    token = tokens.bearer(request.headers.get("Authorization"))
+    game_id = game_id_of(game_id)
+    token, token_seat = tokens.token_game(token, game_id)
+    key = idempotency_key()
+    stored = games().load(game_id)
+    return game_id, games().authenticate(stored, token, token_seat), stored, key
+
+
+def body_of(schema: Strict, *, optional: bool = False) -> dict:
+    if optional and not request.get_data():
+        return {}
+    try:
+        return schema.load(json_body())
+    except ValidationError as exc:
+        raise invalid(exc) from None
+
+
+def moved(applied: Applied) -> Response:
+    return with_etag(raw_json(applied.body), applied.version)
+
+
+# -- undo and takeback ---------------------------------------------------------------------------
+
+
+@bp.post("/games/<game_id>/undo")
+def undo(game_id: str) -> Response:
+    game_id, seat, stored, key = seat_request(game_id)
+    body_of(EMPTY, optional=True)
+    return moved(async_play.undo(games(), game_id, seat, if_match=precondition("If-Match"),
+                                 idempotency_key=key, stored=stored))
+
+
+@bp.post("/games/<game_id>/takeback")
+def propose_takeback(game_id: str) -> Response:
+    game_id, seat, stored, key = seat_request(game_id)
+    to_version = body_of(TAKEBACK)["to_version"]
+    return moved(async_play.propose_takeback(games(), game_id, seat, to_version,
+                                             if_match=precondition("If-Match"),
+                                             idempotency_key=key, stored=stored))
+
+
+@bp.post("/games/<game_id>/takeback/accept")
+def accept_takeback(game_id: str) -> Response:
+    game_id, seat, stored, key = seat_request(game_id)
+    body_of(EMPTY, optional=True)
+    return moved(async_play.answer_takeback(games(), game_id, seat, True,
+                                            if_match=precondition("If-Match"),
+                                            idempotency_key=key, stored=stored))
+
+
+@bp.post("/games/<game_id>/takeback/decline")
+def decline_takeback(game_id: str) -> Response:
+    game_id, seat, stored, key = seat_request(game_id)
+    body_of(EMPTY, optional=True)
+    return moved(async_play.answer_takeback(games(), game_id, seat, False,
+                                            if_match=precondition("If-Match"),
+                                            idempotency_key=key, stored=stored))
+
+
+# -- orders --------------------------------------------------------------------------------------
+
+
+def own_seat(path_seat: str, seat: int) -> None:
+    if not SEAT.fullmatch(path_seat):
+        raise ApiError(400, "BAD_SEAT", "seat is an integer from 0 to 5")
+    if int(path_seat) != seat:
+        raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {path_seat}'s")
+
+
+@bp.get("/games/<game_id>/seats/<seat>/orders")
+def get_orders(game_id: str, seat: str) -> Response:
+    game_id, token_seat, stored, _ = seat_request(game_id)
+    own_seat(seat, token_seat)
+    body = {"seat": token_seat, "orders": async_play.read_orders(stored, token_seat)}
+    return json_response(body, headers=PRIVATE)
+
+
+@bp.put("/games/<game_id>/seats/<seat>/orders")
+def put_orders(game_id: str, seat: str) -> Response:
+    game_id, token_seat, stored, key = seat_request(game_id)
+    own_seat(seat, token_seat)
+    try:
+        standing = orders.load_orders(json_body())
+    except ValidationError as exc:
+        raise invalid(exc) from None
+    applied = async_play.set_orders(games(), game_id, token_seat, standing,
+                                    if_match=precondition("If-Match"), idempotency_key=key,
+                                    stored=stored)
+    return raw_json(applied.body, headers={**PRIVATE, "ETag": etag(applied.version)})
+
+
+@bp.delete("/games/<game_id>/seats/<seat>/orders")
+def delete_orders(game_id: str, seat: str) -> Response:
+    game_id, token_seat, stored, _ = seat_request(game_id)
+    own_seat(seat, token_seat)
+    async_play.clear_orders(games(), game_id, token_seat, stored=stored)
+    return json_response({"seat": token_seat, "orders": []}, headers=PRIVATE)
+
