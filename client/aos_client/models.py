@@ -186,7 +186,9 @@ class Order(OneOf):
 
 @dataclass(kw_only=True)
 class BidUpToOrder(Order):
-    """The `BidUpToOrder` object."""
+    """In the auction, bid the lowest bid at each of the seat's turns while it is at most `max`, then
+    drop out.
+    """
 
     type: Literal["bid_up_to"] = "bid_up_to"
     # The highest bid to make.
@@ -394,7 +396,7 @@ class DropOutMove(Move):
 
 @dataclass(kw_only=True)
 class DropOutOrder(Order):
-    """The `DropOutOrder` object."""
+    """Drop out of the next auction at the seat's first turn."""
 
     type: Literal["drop_out"] = "drop_out"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -422,7 +424,7 @@ class EndBuildMove(Move):
 
 @dataclass(kw_only=True)
 class EndBuildOrder(Order):
-    """The `EndBuildOrder` object."""
+    """End the seat's next build turn at once, building nothing."""
 
     type: Literal["end_build"] = "end_build"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -615,7 +617,7 @@ class IssueSharesMove(Move):
 
 @dataclass(kw_only=True)
 class IssueSharesOrder(Order):
-    """The `IssueSharesOrder` object."""
+    """Issue `count` shares at the seat's next share decision (0: none)."""
 
     type: Literal["issue_shares"] = "issue_shares"
     count: int
@@ -889,7 +891,7 @@ class OilPlacedEvent(Event):
 
 @dataclass(kw_only=True)
 class OrdersRequest(Model):
-    """The `OrdersRequest` object."""
+    """The seat's orders, replacing those it had."""
 
     # The seat's orders, in the order they act; `[]` clears them.
     orders: list[Order]
@@ -898,7 +900,7 @@ class OrdersRequest(Model):
 
 @dataclass(kw_only=True)
 class OrdersSet(Model):
-    """The `OrdersSet` object."""
+    """The orders set, and the moves they made at once when it was the seat's turn."""
 
     seat: Seat
     # The orders that stand now (those that acted at once are used up).
@@ -920,7 +922,7 @@ class PassMove(Move):
 
 @dataclass(kw_only=True)
 class PassOrder(Order):
-    """The `PassOrder` object."""
+    """Pass at the seat's next move-goods opportunity."""
 
     type: Literal["pass"] = "pass"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1173,7 +1175,7 @@ class SeatListSeat(Model):
 
 @dataclass(kw_only=True)
 class SeatOrders(Model):
-    """The `SeatOrders` object."""
+    """The orders that stand for a seat, in the order they act (private to the seat)."""
 
     seat: Seat
     orders: list[Order]
@@ -1203,7 +1205,7 @@ class SelectActionMove(Move):
 
 @dataclass(kw_only=True)
 class SelectActionOrder(Order):
-    """The `SelectActionOrder` object."""
+    """Take the first of `actions` that is free at the seat's next action selection."""
 
     type: Literal["select_action"] = "select_action"
     # In order of preference; the first that is free is taken.
@@ -1235,7 +1237,7 @@ class TimelineMove(OneOf):
 
 @dataclass(kw_only=True)
 class TakebackAcceptedEntry(TimelineMove):
-    """The `TakebackAcceptedEntry` object."""
+    """A seat asked accepted the pending takeback (not the last one: that one is the `takeback`)."""
 
     type: Literal["takeback_accepted"] = "takeback_accepted"
     to_version: Version
@@ -1273,7 +1275,7 @@ class TakebackCancelledEvent(Event):
 
 @dataclass(kw_only=True)
 class TakebackDeclinedEntry(TimelineMove):
-    """The `TakebackDeclinedEntry` object."""
+    """A seat asked declined the pending takeback, which ends it."""
 
     type: Literal["takeback_declined"] = "takeback_declined"
     to_version: Version
@@ -1322,7 +1324,7 @@ class TakebackProposedEvent(Event):
 
 @dataclass(kw_only=True)
 class TakebackRequest(Model):
-    """The `TakebackRequest` object."""
+    """What a takeback proposal asks for: the version whose state the game goes back to."""
 
     # The version to go back to; the game's state becomes the state it had.
     to_version: int
@@ -1447,7 +1449,7 @@ class UpgradeLocomotiveMove(Move):
 
 @dataclass(kw_only=True)
 class UpgradeLocomotiveOrder(Order):
-    """The `UpgradeLocomotiveOrder` object."""
+    """Upgrade the locomotive at the seat's next move-goods opportunity."""
 
     type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
     extra: dict[str, Any] = field(default_factory=dict)

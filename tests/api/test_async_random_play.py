@@ -121,7 +121,7 @@ def random_orders(rng: random.Random) -> list[dict]:
 class Play:
     def __init__(self, map_id: str, players: int, seed: int) -> None:
         self.store = MemoryStore()
-        self.client = create_app(store=self.store, settings=Settings()).test_client()
+        self.client = create_app(store=self.store, settings=Settings(rate_limits=False)).test_client()
         self.rng = random.Random(seed)
         self.player = RandomPlayer(random.Random(seed))
         self.seed = f"async-random-{seed}"

@@ -15,7 +15,7 @@ OPERATIONS = [
     (method.upper(), path, op)
     for path, item in SPEC["paths"].items()
     for method, op in item.items()
-    if method in ("get", "post")
+    if method in ("get", "post", "put", "patch", "delete")
 ]
 
 
