@@ -27,6 +27,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         logging.getLogger("service").info("storing games in Redis at %s", _redacted(os.environ["REDIS_URL"]))
     app = create_app(store=store)
+    if store.kind == "memory":
+        # No other process can see these games: the background jobs (clocks, webhooks) run here.
+        from service.worker.main import start_in_thread
+
+        start_in_thread(app.extensions["aos.games"])
+        logging.getLogger("service").info("running the background jobs (clocks, webhooks) in this process")
     logging.getLogger("service").info("serving on http://%s:%d", args.host, args.port)
     app.run(host=args.host, port=args.port, threaded=True)
 

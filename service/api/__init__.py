@@ -9,8 +9,9 @@ from pathlib import Path
 from flask import Flask
 
 from service.store import GameStore, store_from_env
+from service.webhooks import addresses
 
-from . import instrumentation, logs, metrics, problems
+from . import instrumentation, logs, metrics, problems, webhooks
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -34,10 +35,12 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     store.on_retry = metrics.store_retried
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.extensions["aos.games"] = Games(store, settings)
+    games = app.extensions["aos.games"] = Games(store, settings)
+    app.extensions["aos.webhooks"] = webhooks.Webhooks(games, private_ok=addresses.allow_private())
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
     instrumentation.install(app)
     app.register_blueprint(bp)
+    app.register_blueprint(webhooks.bp)
     log.info("aos-rules API on the %s store", store.kind)
     return app

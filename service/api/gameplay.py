@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 
 import orjson
@@ -17,7 +15,7 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import metrics, timeline, tokens
+from . import clocks, metrics, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -64,9 +62,13 @@ def fingerprint(obj: object) -> bytes:
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-def full_view(state: dict, game_id: str, version: int) -> dict:
-    # The engine's view lacks the two things only the API knows: the id and the version.
-    return {"game_id": game_id, "version": version, **game.view(state)}
+def full_view(state: dict, game_id: str, version: int, clock: dict | None = None,
+              since_ms: int = 0) -> dict:
+    """The engine's view plus what only the API knows: the id, the version, and the clock with
+    the deadline of the decision (`since_ms`: the commit time of the version)."""
+    deadline = clocks.deadline_text(clocks.deadline_ms(clock, state, since_ms))
+    return {"game_id": game_id, "version": version, **game.view(state),
+            "clock": clocks.public(clock), "deadline": deadline}
 
 
 def illegal(exc: IllegalMove, **extra: object) -> ApiError:
@@ -134,6 +136,7 @@ class Games:
         # exactly the versions that made the state just read.
         entries = timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
         record = game.record_header(orjson.loads(stored.state))
+        record["options"] = clocks.with_clock(record["options"], clocks.of_meta(orjson.loads(stored.meta)))
         record["moves"] = [{"seat": e["seat"], "move": e["move"]} for e in timeline.in_effect(entries)]
         return stored.version, record
 
@@ -145,7 +148,9 @@ class Games:
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
-        return orjson.dumps(full_view(state, game_id, version))
+        clock = clocks.of_meta(orjson.loads(stored.meta))
+        since = clocks.since_ms(clock, entries[version - 1] if version > 0 else None)
+        return orjson.dumps(full_view(state, game_id, version, clock, since))
 
     # -- creating -----------------------------------------------------------------------------
 
@@ -167,13 +172,17 @@ class Games:
                 if replayed is not None:
                     return replayed
                 self.store.drop_create_record(key.shard, key.digest)  # its game is gone
-        state, log = self._new_state(body)
+        options, clock = clocks.split_options(body.get("record", body).get("options"))
+        created_ms = clocks.now_ms()
+        state, log = self._new_state(body, options, created_ms)
         salt = secrets.token_hex(8)
         version = len(log)
+        meta_clock = clocks.in_meta(clock, created_ms)
+        deadline = clocks.deadline_ms(clock, state, created_ms)
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
             seats, hashes = self._seats(game_id, state, key, salt)
-            view = full_view(state, game_id, version)
+            view = full_view(state, game_id, version, clock, created_ms)
             record = None
             if key is not None:
                 value = SEP.join([fp, salt.encode(), game_id.encode(), str(version).encode()])
@@ -182,11 +191,12 @@ class Games:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=orjson.dumps({"tokens": hashes}),
+                    meta=orjson.dumps({"tokens": hashes, **meta_clock}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,
                     record=record,
+                    deadline=clocks.deadline_seconds(deadline),
                 )
             except GameExists:
                 continue  # 72 random bits taken: pick again
@@ -203,21 +213,23 @@ class Games:
         # A record never outlives its game, so a retry never points at a game that is gone.
         return min(self.settings.create_retry_ttl, self.settings.game_ttl, self.settings.finished_ttl)
 
-    def _new_state(self, body: dict) -> tuple[dict, list[bytes]]:
+    def _new_state(self, body: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
+        """The game's state and log from a create's body; `options` are its map options (the
+        service's own, the clock, taken out)."""
         if "record" in body:
-            return self._replay(body["record"])
+            return self._replay(body["record"], options, at_ms)
         if body["map"] not in playable_maps():
             raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {body['map']} are not yet playable")
         seed_given = "seed" in body
         seed = body["seed"] if seed_given else secrets.token_hex(16)
         names = [p["name"] for p in body["players"]]
         try:
-            state = game.new_game(body["map"], names, seed, body.get("options") or {}, seed_given=seed_given)
+            state = game.new_game(body["map"], names, seed, options, seed_given=seed_given)
         except SetupError as exc:
             raise ApiError(422, exc.code, exc.detail) from None
         return state, []
 
-    def _replay(self, record: dict) -> tuple[dict, list[bytes]]:
+    def _replay(self, record: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
         if record["map"] not in playable_maps():
             raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {record['map']} are not playable")
         if record["rules_version"] != game.RULES_VERSION:
@@ -229,7 +241,7 @@ class Games:
             )
         names = [p["name"] for p in record["players"]]
         try:
-            state = game.new_game(record["map"], names, record["seed"], record["options"])
+            state = game.new_game(record["map"], names, record["seed"], options)
         except SetupError as exc:
             raise ApiError(422, exc.code, exc.detail) from None
         if game.view(state)["seed_commitment"] != record["seed_commitment"]:
@@ -240,7 +252,7 @@ class Games:
                 state, events = timeline.apply_entry(state, entry["seat"], entry["move"])
             except IllegalMove as exc:
                 raise illegal(exc, index=index) from None
-            log.append(log_entry(index, entry["seat"], entry["move"], events))
+            log.append(log_entry(index, entry["seat"], entry["move"], events, at_ms=at_ms))
         return state, log
 
     def _seats(
@@ -320,7 +332,11 @@ class Games:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None
             version = stored.version + 1
-            view = orjson.dumps(full_view(state, game_id, version))
+            # One commit time for the log entry, the clock set and the view's deadline.
+            at_ms = clocks.now_ms()
+            clock = clocks.of_meta(orjson.loads(stored.meta))
+            deadline = clocks.deadline_ms(clock, state, at_ms)
+            view = orjson.dumps(full_view(state, game_id, version, clock, at_ms))
             body = moved_body(version, orjson.dumps(events), view)
             # A retry needs only to know which version the move made: the answer is made again
             # from the log (and the view at that version), so the record stays small.
@@ -328,10 +344,11 @@ class Games:
             result = self.store.commit(
                 game_id,
                 expected_version=stored.version,
-                entries=[log_entry(stored.version, seat, move, events, by)],
+                entries=[log_entry(stored.version, seat, move, events, by, at_ms=at_ms)],
                 state=orjson.dumps(state),
                 view=view,
                 ttl=self._ttl(state),
+                deadline=clocks.deadline_seconds(deadline),
                 idem=idem,
             )
             if result.outcome is Outcome.APPLIED:
@@ -366,6 +383,10 @@ class Games:
     def validate(self, state: dict, seat: int, move: dict) -> dict:
         return game.validate(state, seat, move)
 
+    def ttl_of(self, stored: Stored) -> int:
+        """How long the game is kept after a change that leaves its state as stored."""
+        return self._ttl(orjson.loads(stored.state))
+
     def _ttl(self, state: dict) -> int:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
@@ -376,13 +397,16 @@ def moved_body(version: int, events: bytes, view: bytes) -> bytes:
 
 
 def now_rfc3339() -> str:
-    return datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return clocks.rfc3339(clocks.now_ms())
 
 
-def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None) -> bytes:
-    """The log entry of version index + 1: who moved, what, what it did, and when."""
+def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None,
+              at_ms: int | None = None) -> bytes:
+    """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
+    commit time, which the clock's deadline counts from; now by default)."""
+    at = clocks.rfc3339(clocks.now_ms() if at_ms is None else at_ms)
     entry: dict = {"index": index, "seat": seat, "move": move, "events": events,
-                   "version": index + 1, "at": now_rfc3339()}
+                   "version": index + 1, "at": at}
     if by is not None:
         entry["by"] = by
     return orjson.dumps(entry)
