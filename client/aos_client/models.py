@@ -114,6 +114,7 @@ Phase = Literal[
 SeatAmounts = dict[str, int]
 Sha256Hex = str
 Version = int
+WebhookEventType = Literal["turn", "move", "finished"]
 
 
 @dataclass(kw_only=True)
@@ -360,6 +361,27 @@ class CityView(_Model):
         )
 
 
+@dataclass(kw_only=True)
+class Clock(_Model):
+    """A turn clock: each decision must be made within `turn_seconds` of the move that made it the
+    seat's (of the game's creation, for the first); else the worker makes the seat's default move
+    for it.
+    """
+
+    _FIELDS = (("turn_seconds", "turn_seconds", True),)
+    _REQUIRED = ("turn_seconds",)
+
+    turn_seconds: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Clock:
+        return cls(
+            turn_seconds=d["turn_seconds"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
 class CreateGameRequest(_Model):
     """One of: NewGame, ImportGame."""
 
@@ -401,6 +423,8 @@ class GameView(_Model):
         ("seed_commitment", "seed_commitment", True),
         ("reproducible", "reproducible", False),
         ("options", "options", False),
+        ("clock", "clock", True),
+        ("deadline", "deadline", True),
     )
     _REQUIRED = (
         "game_id",
@@ -423,6 +447,8 @@ class GameView(_Model):
         "board",
         "scores",
         "seed_commitment",
+        "clock",
+        "deadline",
     )
 
     game_id: GameId
@@ -452,6 +478,12 @@ class GameView(_Model):
     reproducible: bool | None = None
     # The map options in force.
     options: dict[str, Any] | None = None
+    # The game's turn clock, or `null` for a game without one.
+    clock: Clock | None
+    # When the active seat's decision runs out (RFC 3339, UTC, milliseconds): the `at` of the
+    # history entry that made this version (the game's creation for version 0) plus `turn_seconds`.
+    # `null` without a clock, or when nobody decides (finished).
+    deadline: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -479,6 +511,8 @@ class GameView(_Model):
             seed_commitment=d["seed_commitment"],
             reproducible=d.get("reproducible"),
             options=d.get("options"),
+            clock=_optional(Clock.from_dict)(d["clock"]),
+            deadline=d["deadline"],
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -510,6 +544,8 @@ class CreatedGame(GameView):
         ("seed_commitment", "seed_commitment", True),
         ("reproducible", "reproducible", False),
         ("options", "options", False),
+        ("clock", "clock", True),
+        ("deadline", "deadline", True),
         ("seats", "seats", True),
     )
     _REQUIRED = (
@@ -533,6 +569,8 @@ class CreatedGame(GameView):
         "board",
         "scores",
         "seed_commitment",
+        "clock",
+        "deadline",
         "seats",
     )
 
@@ -563,6 +601,8 @@ class CreatedGame(GameView):
             seed_commitment=d["seed_commitment"],
             reproducible=d.get("reproducible"),
             options=d.get("options"),
+            clock=_optional(Clock.from_dict)(d["clock"]),
+            deadline=d["deadline"],
             seats=_list_of(CreatedGameSeat.from_dict)(d["seats"]),
             extra=_extra(d, cls._FIELDS),
         )
@@ -1298,8 +1338,9 @@ class NewGame(CreateGameRequest):
     players: list[NewGamePlayer]
     # Makes the game reproducible; omit it and the server picks 128 random bits.
     seed: str | None = None
-    # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`.
-    options: dict[str, bool | int | str | None] | None = None
+    # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`. Besides them,
+    # the service's own `clock` gives every decision a deadline.
+    options: NewGameOptions | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -1308,7 +1349,27 @@ class NewGame(CreateGameRequest):
             map=d["map"],
             players=_list_of(NewGamePlayer.from_dict)(d["players"]),
             seed=d.get("seed"),
-            options=d.get("options"),
+            options=_get(d, "options", NewGameOptions.from_dict),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class NewGameOptions(_Model):
+    """Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`. Besides them, the
+    service's own `clock` gives every decision a deadline.
+    """
+
+    _FIELDS = (("clock", "clock", False),)
+    _REQUIRED = ()
+
+    clock: Clock | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> NewGameOptions:
+        return cls(
+            clock=_get(d, "clock", Clock.from_dict),
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1532,7 +1593,8 @@ class Record(_Model):
     rules_version: str
     map: MapId
     players: list[RecordPlayer]
-    options: dict[str, Any]
+    # The map options, and the game's `clock` if it has one.
+    options: RecordOptions
     seed_commitment: Sha256Hex
     # Present only once the game is finished.
     seed: str | None = None
@@ -1545,7 +1607,7 @@ class Record(_Model):
             rules_version=d["rules_version"],
             map=d["map"],
             players=_list_of(RecordPlayer.from_dict)(d["players"]),
-            options=d["options"],
+            options=RecordOptions.from_dict(d["options"]),
             seed_commitment=d["seed_commitment"],
             seed=d.get("seed"),
             moves=_list_of(RecordMove.from_dict)(d["moves"]),
@@ -1582,7 +1644,8 @@ class RecordInput(_Model):
     rules_version: str
     map: MapId
     players: list[RecordInputPlayer]
-    options: dict[str, bool | int | str | None]
+    # The map options, and a `clock` for the new game if the record has one.
+    options: RecordInputOptions
     seed_commitment: Sha256Hex
     seed: str
     moves: list[RecordMove]
@@ -1594,10 +1657,28 @@ class RecordInput(_Model):
             rules_version=d["rules_version"],
             map=d["map"],
             players=_list_of(RecordInputPlayer.from_dict)(d["players"]),
-            options=d["options"],
+            options=RecordInputOptions.from_dict(d["options"]),
             seed_commitment=d["seed_commitment"],
             seed=d["seed"],
             moves=_list_of(RecordMove.from_dict)(d["moves"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class RecordInputOptions(_Model):
+    """The map options, and a `clock` for the new game if the record has one."""
+
+    _FIELDS = (("clock", "clock", False),)
+    _REQUIRED = ()
+
+    clock: Clock | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RecordInputOptions:
+        return cls(
+            clock=_get(d, "clock", Clock.from_dict),
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1636,6 +1717,24 @@ class RecordMove(_Model):
         return cls(
             seat=d["seat"],
             move=Move.from_dict(d["move"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class RecordOptions(_Model):
+    """The map options, and the game's `clock` if it has one."""
+
+    _FIELDS = (("clock", "clock", False),)
+    _REQUIRED = ()
+
+    clock: Clock | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> RecordOptions:
+        return cls(
+            clock=_get(d, "clock", Clock.from_dict),
             extra=_extra(d, cls._FIELDS),
         )
 
@@ -1853,6 +1952,250 @@ class Verdict(_Model):
             effects=_get(d, "effects", _list_of(Event.from_dict)),
             code=d.get("code"),
             detail=d.get("detail"),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class Webhook(_Model):
+    """The `Webhook` object."""
+
+    _FIELDS = (
+        ("id", "id", True),
+        ("seat", "seat", True),
+        ("url", "url", True),
+        ("events", "events", True),
+        ("created_at", "created_at", True),
+    )
+    _REQUIRED = ("id", "seat", "url", "events", "created_at")
+
+    id: str
+    seat: Seat
+    url: str
+    events: list[WebhookEventType]
+    created_at: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Webhook:
+        return cls(
+            id=d["id"],
+            seat=d["seat"],
+            url=d["url"],
+            events=d["events"],
+            created_at=d["created_at"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookCreated(Webhook):
+    """The `WebhookCreated` object."""
+
+    _FIELDS = (
+        ("id", "id", True),
+        ("seat", "seat", True),
+        ("url", "url", True),
+        ("events", "events", True),
+        ("created_at", "created_at", True),
+        ("secret", "secret", True),
+    )
+    _REQUIRED = ("id", "seat", "url", "events", "created_at", "secret")
+
+    # The signing secret, `whsec_` + base64 of 32 random bytes, as Standard Webhooks libraries take
+    # it. Shown only in this answer.
+    secret: str
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookCreated:
+        return cls(
+            id=d["id"],
+            seat=d["seat"],
+            url=d["url"],
+            events=d["events"],
+            created_at=d["created_at"],
+            secret=d["secret"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookFinished(_Model):
+    """The `WebhookFinished` object."""
+
+    _FIELDS = (("type", "type", True), ("timestamp", "timestamp", True), ("data", "data", True))
+    _REQUIRED = ("type", "timestamp", "data")
+
+    type: Literal["finished"] = "finished"
+    timestamp: str
+    data: WebhookFinishedData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookFinished:
+        return cls(
+            timestamp=d["timestamp"],
+            data=WebhookFinishedData.from_dict(d["data"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookFinishedData(_Model):
+    """The `WebhookFinishedData` object."""
+
+    _FIELDS = (
+        ("game_id", "game_id", True),
+        ("version", "version", True),
+        ("scores", "scores", True),
+    )
+    _REQUIRED = ("game_id", "version", "scores")
+
+    game_id: GameId
+    version: Version
+    scores: list[Score]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookFinishedData:
+        return cls(
+            game_id=d["game_id"],
+            version=d["version"],
+            scores=_list_of(Score.from_dict)(d["scores"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookMove(_Model):
+    """The `WebhookMove` object."""
+
+    _FIELDS = (("type", "type", True), ("timestamp", "timestamp", True), ("data", "data", True))
+    _REQUIRED = ("type", "timestamp", "data")
+
+    type: Literal["move"] = "move"
+    timestamp: str
+    # The history entry of the new version, with the game's id.
+    data: WebhookMoveData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookMove:
+        return cls(
+            timestamp=d["timestamp"],
+            data=WebhookMoveData.from_dict(d["data"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookMoveData(HistoryEntry):
+    """The history entry of the new version, with the game's id."""
+
+    _FIELDS = (
+        ("index", "index", True),
+        ("seat", "seat", True),
+        ("move", "move", True),
+        ("events", "events", True),
+        ("version", "version", True),
+        ("at", "at", True),
+        ("by", "by", False),
+        ("game_id", "game_id", True),
+    )
+    _REQUIRED = ("index", "seat", "move", "events", "version", "at", "game_id")
+
+    game_id: GameId
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookMoveData:
+        return cls(
+            index=d["index"],
+            seat=d["seat"],
+            move=Move.from_dict(d["move"]),
+            events=_list_of(Event.from_dict)(d["events"]),
+            version=d["version"],
+            at=d["at"],
+            by=d.get("by"),
+            game_id=d["game_id"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookRequest(_Model):
+    """The `WebhookRequest` object."""
+
+    _FIELDS = (("url", "url", True), ("events", "events", True))
+    _REQUIRED = ("url", "events")
+
+    # An `http` or `https` URL on a public address, without credentials.
+    url: str
+    # `turn`: it is now this seat's decision. `move`: every new version of the game (any seat's
+    # move). `finished`: the game is over.
+    events: list[WebhookEventType]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookRequest:
+        return cls(
+            url=d["url"],
+            events=d["events"],
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookTurn(_Model):
+    """The `WebhookTurn` object."""
+
+    _FIELDS = (("type", "type", True), ("timestamp", "timestamp", True), ("data", "data", True))
+    _REQUIRED = ("type", "timestamp", "data")
+
+    type: Literal["turn"] = "turn"
+    timestamp: str
+    data: WebhookTurnData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookTurn:
+        return cls(
+            timestamp=d["timestamp"],
+            data=WebhookTurnData.from_dict(d["data"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class WebhookTurnData(_Model):
+    """The `WebhookTurnData` object."""
+
+    _FIELDS = (
+        ("game_id", "game_id", True),
+        ("version", "version", True),
+        ("seat", "seat", True),
+        ("phase", "phase", True),
+        ("round", "round", True),
+        ("deadline", "deadline", True),
+    )
+    _REQUIRED = ("game_id", "version", "seat", "phase", "round", "deadline")
+
+    game_id: GameId
+    version: Version
+    seat: Seat
+    phase: Phase
+    round: int
+    deadline: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WebhookTurnData:
+        return cls(
+            game_id=d["game_id"],
+            version=d["version"],
+            seat=d["seat"],
+            phase=d["phase"],
+            round=d["round"],
+            deadline=d["deadline"],
             extra=_extra(d, cls._FIELDS),
         )
 

@@ -93,7 +93,8 @@ class Webhooks:
     def listed(self, stored: Stored, seat: int) -> list[dict]:
         return [shown(h) for h in hooks_of(orjson.loads(stored.meta)) if h["seat"] == seat]
 
-    def delete(self, game_id: str, seat: int, stored: Stored, hook_id: str) -> None:
+    def delete(self, game_id: str, seat: int, stored: Stored, hook_id: str) -> list[dict]:
+        """Deletes one of the seat's registrations; returns the seat's others."""
         for _ in range(self.games.settings.max_commit_attempts):
             meta = orjson.loads(stored.meta)
             hooks = hooks_of(meta)
@@ -102,7 +103,7 @@ class Webhooks:
                 raise ApiError(404, "WEBHOOK_NOT_FOUND", f"seat {seat} has no webhook {hook_id!r} here")
             meta["webhooks"] = kept
             if self._commit(game_id, stored, meta, None).outcome is Outcome.APPLIED:
-                return
+                return [shown(h) for h in kept if h["seat"] == seat]
             stored = self.games.load(game_id)
         raise ApiError(429, "CONTENTION", "too many concurrent changes of this game; retry",
                        headers={"Retry-After": "1"})
@@ -169,5 +170,4 @@ def list_webhooks(game_id: str) -> Response:
 @bp.delete("/games/<game_id>/webhooks/<hook>")
 def delete_webhook(game_id: str, hook: str) -> Response:
     game_id, seat, stored = _authorized(game_id)
-    webhooks().delete(game_id, seat, stored, hook)
-    return Response(status=204)
+    return json_response(webhooks().delete(game_id, seat, stored, hook))

@@ -6,6 +6,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from service.webhooks.addresses import RESOLVE_SECONDS
+
 # After a failed delivery, the waits before each next attempt (seconds): about a day in all,
 # then the delivery is given up. Standard Webhooks' own schedule is of the same shape.
 RETRY_SCHEDULE = (5, 30, 120, 600, 1800, 3600, 3 * 3600, 6 * 3600, 12 * 3600)
@@ -26,9 +28,10 @@ class WorkerSettings:
     metrics_host: str = "0.0.0.0"
 
     def __post_init__(self) -> None:
-        if self.webhook_lease_seconds <= self.webhook_timeout_seconds + 5:
-            raise ValueError("AOS_WEBHOOKS_LEASE_SECONDS must exceed AOS_WEBHOOKS_TIMEOUT_SECONDS + 5 "
-                             "(name resolution and the watchdog's margin)")
+        # A delivery's claim must outlast the delivery: name resolution, then the request.
+        if self.webhook_lease_seconds <= self.webhook_timeout_seconds + RESOLVE_SECONDS + 1:
+            raise ValueError(f"AOS_WEBHOOKS_LEASE_SECONDS must exceed AOS_WEBHOOKS_TIMEOUT_SECONDS + "
+                             f"{RESOLVE_SECONDS + 1:g} (name resolution and a margin)")
         if self.webhook_concurrency < 1 or self.clocks_per_shard < 1:
             raise ValueError("AOS_WEBHOOKS_CONCURRENCY and AOS_CLOCKS_PER_SHARD are at least 1")
 
