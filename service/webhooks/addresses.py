@@ -79,7 +79,7 @@ def refusal(address: Address) -> str | None:
         embedded = address.ipv4_mapped or address.sixtofour or (address.teredo[1] if address.teredo else None)
         if embedded is not None:
             return refusal(embedded)
-    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+    for kind in ("loopback", "link_local", "multicast", "unspecified", "reserved", "private"):
         if getattr(address, f"is_{kind}"):
             return kind.replace("_", "-")
     if not address.is_global:

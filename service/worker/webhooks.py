@@ -66,7 +66,7 @@ class WebhookOutbox(OutboxConsumer):
         out = []
         for change in changes:
             entries = [orjson.loads(e) for e in change.entries]
-            seen = view if view is not None and view["version"] == change.version else None
+            seen = view if view is not None and view.get("version") == change.version else None
             for p in events.plan(game_id, change.version, entries, hooks, seen):
                 job = orjson.dumps({"hook": p.hook, "event": p.event, "payload": p.payload.decode(),
                                     "attempt": 0, "committed_ms": change.time_ms})

@@ -30,6 +30,8 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
 NAMES = ["Ada", "Brunel", "Cugnot", "Daimler"]
 
 
@@ -37,12 +39,23 @@ class WorkerProcess:
     def __init__(self, redis_url: str, log: Path, **env: str) -> None:
         self.metrics_port = free_port()
         full = {k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
-        full.update(REDIS_URL=redis_url, AOS_WORKER_METRICS_PORT=str(self.metrics_port),
-                    AOS_WORKER_METRICS_HOST="127.0.0.1", AOS_WORKER_IDLE_SECONDS="0.05",
-                    AOS_WEBHOOKS_ALLOW_PRIVATE="1", LOG_LEVEL="info", **env)
+        full.update(
+            REDIS_URL=redis_url,
+            AOS_WORKER_METRICS_PORT=str(self.metrics_port),
+            AOS_WORKER_METRICS_HOST="127.0.0.1",
+            AOS_WORKER_IDLE_SECONDS="0.05",
+            AOS_WEBHOOKS_ALLOW_PRIVATE="1",
+            LOG_LEVEL="info",
+            **env,
+        )
         self.log = log
-        self.process = subprocess.Popen([sys.executable, "-m", "service.worker"], cwd=REPO, env=full,
-                                        stdout=log.open("ab"), stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "service.worker"],
+            cwd=REPO,
+            env=full,
+            stdout=log.open("ab"),
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 20
         while True:
             try:
@@ -114,9 +127,16 @@ class Receiver:
                     valid = False
                 with receiver.lock:
                     attempt = sum(1 for r in receiver.received if r["id"] == headers.get("webhook-id")) + 1
-                    receiver.received.append({"id": headers.get("webhook-id"), "hook": hook, "valid": valid,
-                                              "body": orjson.loads(body), "at": time.time(),
-                                              "headers": headers})
+                    receiver.received.append(
+                        {
+                            "id": headers.get("webhook-id"),
+                            "hook": hook,
+                            "valid": valid,
+                            "body": orjson.loads(body),
+                            "at": time.time(),
+                            "headers": headers,
+                        }
+                    )
                 status, stall = receiver.answer(headers.get("webhook-id", ""), attempt)
                 time.sleep(stall)
                 self.send_response(status)
@@ -160,8 +180,12 @@ class Api:
         self.client = create_app(store=self.store, settings=Settings()).test_client()
 
     def create(self, players: int = 3, **options: object) -> dict:
-        body = {"map": "rust_belt", "players": [{"name": n} for n in NAMES[:players]], "seed": "worker",
-                "options": options}
+        body = {
+            "map": "rust_belt",
+            "players": [{"name": n} for n in NAMES[:players]],
+            "seed": "worker",
+            "options": options,
+        }
         response = self.client.post("/v1/games", json=body)
         assert response.status_code == 201, response.get_json()
         return response.get_json()
@@ -178,15 +202,20 @@ class Api:
     def move(self, game: dict, move: dict) -> dict:
         view = self.view(game["game_id"])
         seat = view["active_seat"]
-        response = self.client.post(f"/v1/games/{game['game_id']}/moves", json=move,
-                                    headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"})
+        response = self.client.post(
+            f"/v1/games/{game['game_id']}/moves",
+            json=move,
+            headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"},
+        )
         assert response.status_code == 200, response.get_json()
         return response.get_json()["game"]
 
     def register(self, game: dict, seat: int, url: str, events: list[str]) -> dict:
-        response = self.client.post(f"/v1/games/{game['game_id']}/webhooks",
-                                    json={"url": url, "events": events},
-                                    headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"})
+        response = self.client.post(
+            f"/v1/games/{game['game_id']}/webhooks",
+            json={"url": url, "events": events},
+            headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"},
+        )
         assert response.status_code == 201, response.get_json()
         return response.get_json()
 

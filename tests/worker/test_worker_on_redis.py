@@ -11,7 +11,6 @@ PHASES = ("issue_shares", "auction", "select_action", "build", "move_goods", "pr
 DISPLAY = tuple(f"{side}-{n}" for side in ("light", "dark") for n in range(1, 7)) + tuple("ABCDEFGH")
 
 
-
 def first_empty_squares(display: dict, need: int) -> list[str]:
     """The columns of the first `need` empty squares, reading the display as a player does."""
     columns = []
@@ -27,8 +26,12 @@ def cheap_move(view: dict) -> dict:
         available = view["actions"]["available"]
         action = "production" if "production" in available else available[0]
         return {"type": "select_action", "action": action}
-    return {"issue_shares": {"type": "issue_shares", "count": 0}, "auction": {"type": "drop_out"},
-            "build": {"type": "end_build"}, "move_goods": {"type": "pass"}}[phase]
+    return {
+        "issue_shares": {"type": "issue_shares", "count": 0},
+        "auction": {"type": "drop_out"},
+        "build": {"type": "end_build"},
+        "move_goods": {"type": "pass"},
+    }[phase]
 
 
 def test_a_one_second_clock_makes_the_default_move_in_every_phase(api, start_worker) -> None:
@@ -51,9 +54,13 @@ def test_a_one_second_clock_makes_the_default_move_in_every_phase(api, start_wor
             clocked[phase] = (view, entry)
             continue
         response = api.client.post(
-            f"/v1/games/{game_id}/moves", json=cheap_move(view),
-            headers={"Authorization": f"Bearer {created['seats'][view['active_seat']]['token']}",
-                     "If-Match": f'"{view["version"]}"'})
+            f"/v1/games/{game_id}/moves",
+            json=cheap_move(view),
+            headers={
+                "Authorization": f"Bearer {created['seats'][view['active_seat']]['token']}",
+                "If-Match": f'"{view["version"]}"',
+            },
+        )
         assert response.status_code in (200, 412), response.get_json()  # 412: the clock came first
 
     history = api.history(game_id)
@@ -81,8 +88,9 @@ def test_a_one_second_clock_makes_the_default_move_in_every_phase(api, start_wor
         else:
             need = len(move["placements"])
             assert need == min(len(before["production"]["drawn"]), 2)
-            assert sorted(p["column"] for p in move["placements"]) == \
-                first_empty_squares(before["goods_display"], need)
+            assert sorted(p["column"] for p in move["placements"]) == first_empty_squares(
+                before["goods_display"], need
+            )
             drawn = list(before["production"]["drawn"])
             for placement in move["placements"]:
                 drawn.remove(placement["color"])  # each placed cube is one of those drawn
@@ -129,15 +137,24 @@ def test_webhooks_arrive_signed_and_are_retried_after_a_500(api, start_worker, r
             assert payload["data"] == {"game_id": game["game_id"], **entry}
             assert payload["timestamp"] == entry["at"]
         else:
-            assert payload["data"] == {"game_id": game["game_id"], "version": 1, "seat": order[1],
-                                       "phase": "issue_shares", "round": 1, "deadline": None}
+            assert payload["data"] == {
+                "game_id": game["game_id"],
+                "version": 1,
+                "seat": order[1],
+                "phase": "issue_shares",
+                "round": 1,
+                "deadline": None,
+            }
     assert worker.metric("aos_webhook_deliveries_total", outcome="failed") == len(expected)
     assert worker.metric("aos_webhook_deliveries_total", outcome="delivered") == len(expected)
 
 
 def test_a_worker_killed_mid_delivery_loses_nothing(api, start_worker, receiver) -> None:
-    settings = {"AOS_WEBHOOKS_TIMEOUT_SECONDS": "1", "AOS_WEBHOOKS_LEASE_SECONDS": "5.5",
-                "AOS_WORKER_CLAIM_IDLE_MS": "1000"}
+    settings = {
+        "AOS_WEBHOOKS_TIMEOUT_SECONDS": "1",
+        "AOS_WEBHOOKS_LEASE_SECONDS": "5.5",
+        "AOS_WORKER_CLAIM_IDLE_MS": "1000",
+    }
     stalled: list[str] = []
 
     def answer(delivery_id: str, attempt: int) -> tuple[int, float]:
@@ -157,8 +174,9 @@ def test_a_worker_killed_mid_delivery_loses_nothing(api, start_worker, receiver)
     first.kill()
     start_worker(**settings)
     expected = {f"msg_{hook['id']}_{v}_move" for v in (1, 2, 3)}
-    receiver.wait_for(lambda: expected <= set(receiver.ids()) and receiver.ids().count(stalled[0]) >= 2,
-                      timeout=30)
+    receiver.wait_for(
+        lambda: expected <= set(receiver.ids()) and receiver.ids().count(stalled[0]) >= 2, timeout=30
+    )
     assert set(receiver.ids()) == expected  # none lost, nothing else
     bodies = {}
     for record in receiver.received:  # a repeat is the same delivery: same id, same body
