@@ -105,6 +105,11 @@ def start_worker(redis_url: str, tmp_path: Path) -> Iterator[Callable[..., Worke
         worker.stop()
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # many deliveries connect at once; the default backlog is 5
+    daemon_threads = True
+
+
 class Receiver:
     """Records every delivery; `answer(delivery_id, attempt) -> (status, seconds to stall)`."""
 
@@ -146,7 +151,7 @@ class Receiver:
             def log_message(self, *args: object) -> None:
                 return
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = _Server(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
