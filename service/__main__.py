@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> None:
             logging.getLogger("service").info("metrics on http://%s:%d/metrics", args.host, port)
         except OSError as exc:  # a second local instance: the API matters more than its metrics
             logging.getLogger("service").warning("no metrics: port %d: %s", port, exc)
+    if store.kind == "memory":
+        # No other process can see these games: the background jobs (clocks, webhooks) run here.
+        from service.worker.main import start_in_thread
+
+        start_in_thread(app.extensions["aos.games"])
+        logging.getLogger("service").info("running the background jobs (clocks, webhooks) in this process")
     logging.getLogger("service").info("serving on http://%s:%d", args.host, args.port)
     app.run(host=args.host, port=args.port, threaded=True, request_handler=_RequestHandler)
 

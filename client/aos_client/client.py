@@ -36,6 +36,9 @@ from .models import (
     SeatToken,
     TakebackRequest,
     Verdict,
+    Webhook,
+    WebhookCreated,
+    WebhookRequest,
 )
 
 API_VERSION = "1.0.0"
@@ -188,6 +191,30 @@ class AosClient(Replays, Transport):
             timeout=timeout,
         )
         return SeatOrders.from_dict(data)
+
+    def delete_webhook(
+        self,
+        game_id: GameId,
+        hook: str,
+        *,
+        token: str,
+        timeout: float | None = None,
+    ) -> list[Webhook]:
+        """Delete one of the token's seat's webhooks.
+
+        Deliveries of it not yet made are dropped. Another seat's webhook, or one that does not
+        exist, is `404 WEBHOOK_NOT_FOUND`.
+
+        `DELETE /v1/games/{game_id}/webhooks/{hook}` (operationId `deleteWebhook`).
+        """
+        data = self._request(
+            "DELETE",
+            f"/v1/games/{quote_path(game_id)}/webhooks/{quote_path(hook)}",
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return list_of(Webhook.from_dict)(data)
 
     def get_board_svg(
         self,
@@ -480,6 +507,26 @@ class AosClient(Replays, Transport):
         )
         return SeatList.from_dict(data)
 
+    def list_webhooks(
+        self,
+        game_id: GameId,
+        *,
+        token: str,
+        timeout: float | None = None,
+    ) -> list[Webhook]:
+        """The token's seat's webhooks for this game (without their secrets).
+
+        `GET /v1/games/{game_id}/webhooks` (operationId `listWebhooks`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{quote_path(game_id)}/webhooks",
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return list_of(Webhook.from_dict)(data)
+
     def propose_takeback(
         self,
         game_id: GameId,
@@ -514,6 +561,39 @@ class AosClient(Replays, Transport):
             timeout=timeout,
         )
         return MoveResult.from_dict(data)
+
+    def register_webhook(
+        self,
+        game_id: GameId,
+        body: WebhookRequest | Mapping[str, Any],
+        *,
+        token: str,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> WebhookCreated:
+        """Register a webhook of the token's seat.
+
+        The seat's URL is sent the events it names (see `webhooks` in this contract), signed per the
+        Standard Webhooks scheme with the `secret` of this answer, shown this once (and again only
+        to a retry with the same `Idempotency-Key`). The URL is `http` or `https`, carries no
+        credentials, and must resolve to public addresses only: loopback, private, link-local,
+        multicast and reserved ones are `422 WEBHOOK_URL_REFUSED` unless the operator set
+        `AOS_WEBHOOKS_ALLOW_PRIVATE=1`; the same check is made again before every delivery, and
+        redirects are not followed. A seat has at most 5 webhooks per game (`422
+        TOO_MANY_WEBHOOKS`). Registering does not change the game: its version stays.
+
+        `POST /v1/games/{game_id}/webhooks` (operationId `registerWebhook`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/webhooks",
+            body=body,
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return WebhookCreated.from_dict(data)
 
     def reissue_seat_token(
         self,

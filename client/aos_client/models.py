@@ -75,6 +75,8 @@ SeatAmounts = dict[str, int]
 Sha256Hex = str
 # A game's version: 0 at creation, one more for each applied move; its `ETag` is the version quoted.
 Version = int
+# What a registration is told of: `turn`, `move` or `finished`.
+WebhookEventType = Literal["turn", "move", "finished"]
 
 
 class Event(OneOf):
@@ -278,6 +280,17 @@ class CityView(Model):
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(kw_only=True)
+class Clock(Model):
+    """A turn clock: each decision must be made within `turn_seconds` of the move that made it the
+    seat's (of the game's creation, for the first); else the worker makes the seat's default move
+    for it.
+    """
+
+    turn_seconds: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 class CreateGameRequest(OneOf):
     """The body of `POST /v1/games`: either a new game (`map`, `players`, and optionally `seed` and
     `options`) or a record to import (`record` alone). The two are told apart by their fields: a
@@ -322,6 +335,12 @@ class GameView(Model):
     reproducible: bool | None = None
     # The map options in force.
     options: dict[str, Any] | None = None
+    # The game's turn clock, or `null` for a game without one.
+    clock: Clock | None
+    # When the active seat's decision runs out (RFC 3339, UTC, milliseconds): the `at` of the
+    # history entry that made this version (the game's creation for version 0) plus `turn_seconds`.
+    # `null` without a clock, or when nobody decides (finished).
+    deadline: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -826,8 +845,19 @@ class NewGame(CreateGameRequest):
     players: list[NewGamePlayer]
     # Makes the game reproducible; omit it and the server picks 128 random bits.
     seed: str | None = None
-    # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`.
-    options: dict[str, bool | int | str | None] | None = None
+    # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`. Besides them,
+    # the service's own `clock` gives every decision a deadline.
+    options: NewGameOptions | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class NewGameOptions(Model):
+    """Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`. Besides them, the
+    service's own `clock` gives every decision a deadline.
+    """
+
+    clock: Clock | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1056,7 +1086,8 @@ class Record(Model):
     rules_version: str
     map: MapId
     players: list[RecordPlayer]
-    options: dict[str, Any]
+    # The map options, and the game's `clock` if it has one.
+    options: RecordOptions
     seed_commitment: Sha256Hex
     # Present only once the game is finished.
     seed: str | None = None
@@ -1072,7 +1103,8 @@ class RecordInput(Model):
     rules_version: str
     map: MapId
     players: list[RecordInputPlayer]
-    options: dict[str, bool | int | str | None]
+    # The map options, and a `clock` for the new game if the record has one.
+    options: RecordInputOptions
     seed_commitment: Sha256Hex
     seed: str
     # At most 2000 moves (the longest games measured have about 310), so that a replay is a bounded
@@ -1082,6 +1114,14 @@ class RecordInput(Model):
     # match the contract is a `400` with its `index`, the first illegal one a `422` with its
     # `index`.
     moves: list[RecordMove]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class RecordInputOptions(Model):
+    """The map options, and a `clock` for the new game if the record has one."""
+
+    clock: Clock | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1099,6 +1139,14 @@ class RecordMove(Model):
 
     seat: Seat
     move: Move
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class RecordOptions(Model):
+    """The map options, and the game's `clock` if it has one."""
+
+    clock: Clock | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1511,6 +1559,100 @@ class WallRemovedEventEdge(Model):
 
     a: Hex
     b: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Webhook(Model):
+    """A seat's webhook registration (its secret is never shown again)."""
+
+    id: str
+    seat: Seat
+    url: str
+    events: list[WebhookEventType]
+    created_at: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookCreated(Webhook):
+    """A new registration, with its signing secret: shown this once."""
+
+    # The signing secret, `whsec_` + base64 of 32 random bytes, as Standard Webhooks libraries take
+    # it. Shown only in this answer.
+    secret: str
+
+
+@dataclass(kw_only=True)
+class WebhookFinished(Model):
+    """The `finished` delivery: the game is over, with its scores."""
+
+    type: Literal["finished"] = "finished"
+    timestamp: str
+    data: WebhookFinishedData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookFinishedData(Model):
+    """The `WebhookFinishedData` object."""
+
+    game_id: GameId
+    version: Version
+    scores: list[Score]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookMove(Model):
+    """The `move` delivery: the history entry of a new version."""
+
+    type: Literal["move"] = "move"
+    timestamp: str
+    # The history entry of the new version, with the game's id.
+    data: WebhookMoveData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookMoveData(HistoryEntry):
+    """The history entry of the new version, with the game's id."""
+
+    game_id: GameId
+
+
+@dataclass(kw_only=True)
+class WebhookRequest(Model):
+    """A webhook to register: where to deliver, and which events."""
+
+    # An `http` or `https` URL on a public address, without credentials.
+    url: str
+    # `turn`: it is now this seat's decision. `move`: every new version of the game (any seat's
+    # move). `finished`: the game is over.
+    events: list[WebhookEventType]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookTurn(Model):
+    """The `turn` delivery: it is now the seat's decision (with its deadline, if the game has a clock)."""
+
+    type: Literal["turn"] = "turn"
+    timestamp: str
+    data: WebhookTurnData
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WebhookTurnData(Model):
+    """The `WebhookTurnData` object."""
+
+    game_id: GameId
+    version: Version
+    seat: Seat
+    phase: Phase
+    round: int
+    deadline: str | None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

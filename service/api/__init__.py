@@ -9,8 +9,9 @@ from pathlib import Path
 from flask import Flask
 
 from service.store import GameStore, store_from_env
+from service.webhooks import addresses
 
-from . import bodies, cors, instrumentation, limits, logs, metrics, problems, security
+from . import bodies, cors, instrumentation, limits, logs, metrics, problems, security, webhooks
 from .async_routes import bp as async_bp
 from .config import Settings
 from .docs import docs_bp
@@ -38,7 +39,8 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     store.on_retry = metrics.store_retried
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = settings.max_body_bytes
-    app.extensions["aos.games"] = Games(store, settings)
+    games = app.extensions["aos.games"] = Games(store, settings)
+    app.extensions["aos.webhooks"] = webhooks.Webhooks(games, private_ok=addresses.allow_private())
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
     cors.install(app)
@@ -49,6 +51,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(seats_bp)
     app.register_blueprint(docs_bp)
     app.register_blueprint(async_bp)
+    app.register_blueprint(webhooks.bp)
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)

@@ -21,31 +21,31 @@ from .gameplay import (
     Applied,
     Change,
     Games,
-    full_view,
     log_entry,
     moved_body,
     replay_record,
+    view_bytes,
 )
 from .undo import check_not_finished, plan_undo
 
 
-def _step(game_id: str, stored: Stored, seat: int, move: dict, events: list[dict],
+def _step(game_id: str, stored: Stored, at_ms: int, seat: int, move: dict, events: list[dict],
           state: dict | None, pending: dict | None) -> Change:
     """A change of one log entry that is not a move of the game: an undo or a takeback step.
     `state` None: the state stays as it is."""
     state = orjson.loads(stored.state) if state is None else state
     version = stored.version + 1
-    view = orjson.dumps(full_view(state, game_id, version, pending))
+    view = view_bytes(state, game_id, version, stored.meta, at_ms, pending)
     events_json = orjson.dumps(events)
-    return Change([log_entry(stored.version, seat, move, events)], state, view, None,
+    return Change([log_entry(stored.version, seat, move, events, at_ms=at_ms)], state, view, None,
                   moved_body(version, events_json, view), replay_record(version, version))
 
 
 def undo(games: Games, game_id: str, seat: int, *, if_match: str | None,
          idempotency_key: str | None, stored: Stored) -> Applied:
-    def plan(stored: Stored) -> Change:
+    def plan(stored: Stored, at_ms: int) -> Change:
         made = plan_undo(orjson.loads(stored.state), games.entries(game_id, stored), seat)
-        return _step(game_id, stored, seat, {"type": timeline.UNDO}, made.events, made.state, None)
+        return _step(game_id, stored, at_ms, seat, {"type": timeline.UNDO}, made.events, made.state, None)
 
     return games.change(game_id, {"seat": seat, "request": "undo"}, plan, games.replay_moved,
                         if_match=if_match, idempotency_key=idempotency_key, stored=stored)
@@ -53,10 +53,10 @@ def undo(games: Games, game_id: str, seat: int, *, if_match: str | None,
 
 def propose_takeback(games: Games, game_id: str, seat: int, to_version: int, *,
                      if_match: str | None, idempotency_key: str | None, stored: Stored) -> Applied:
-    def plan(stored: Stored) -> Change:
+    def plan(stored: Stored, at_ms: int) -> Change:
         step = takeback.propose(orjson.loads(stored.state), games.entries(game_id, stored), seat,
                                 to_version)
-        return _step(game_id, stored, seat, step.move, step.events, step.state, step.pending)
+        return _step(game_id, stored, at_ms, seat, step.move, step.events, step.state, step.pending)
 
     request = {"seat": seat, "request": "takeback", "to_version": to_version}
     return games.change(game_id, request, plan, games.replay_moved,
@@ -65,11 +65,11 @@ def propose_takeback(games: Games, game_id: str, seat: int, to_version: int, *,
 
 def answer_takeback(games: Games, game_id: str, seat: int, accept: bool, *,
                     if_match: str | None, idempotency_key: str | None, stored: Stored) -> Applied:
-    def plan(stored: Stored) -> Change:
+    def plan(stored: Stored, at_ms: int) -> Change:
         entries = games.entries(game_id, stored)
         state = orjson.loads(stored.state)
         step = takeback.accept(state, entries, seat) if accept else takeback.decline(entries, seat)
-        return _step(game_id, stored, seat, step.move, step.events, step.state, step.pending)
+        return _step(game_id, stored, at_ms, seat, step.move, step.events, step.state, step.pending)
 
     request = {"seat": seat, "request": "takeback/accept" if accept else "takeback/decline"}
     return games.change(game_id, request, plan, games.replay_moved,
@@ -94,18 +94,18 @@ def set_orders(games: Games, game_id: str, seat: int, standing: list[dict], *,
     """Replaces the seat's orders; when the seat is the one to decide they act at once (and the
     chain goes on through the seats after it)."""
 
-    def plan(stored: Stored) -> Change:
+    def plan(stored: Stored, at_ms: int) -> Change:
         state = orjson.loads(stored.state)
         check_not_finished(state)
         meta = orjson.loads(stored.meta)
         book = {**orders.book_of(meta), str(seat): standing}
         new_meta = orjson.dumps(orders.with_book(meta, book))
         entries: list[bytes] = []
-        state, fired_meta = games.carry_out_orders(state, new_meta, entries, stored.version,
+        state, fired_meta = games.carry_out_orders(state, new_meta, entries, stored.version, at_ms,
                                                    first_seat=seat)
         new_meta = fired_meta or new_meta
         version = stored.version + len(entries)
-        view = orjson.dumps(full_view(state, game_id, version)) if entries else None
+        view = view_bytes(state, game_id, version, new_meta, at_ms) if entries else None
         left = orders.book_of(orjson.loads(new_meta)).get(str(seat), [])
         left_json = orjson.dumps(orders.public(left))
         record = b"%d%b%d%b%b" % (stored.version, SEP, version, SEP, left_json)
@@ -126,7 +126,7 @@ def clear_orders(games: Games, game_id: str, seat: int, *, stored: Stored) -> No
     if not read_orders(stored, seat):
         return
 
-    def plan(stored: Stored) -> Change:
+    def plan(stored: Stored, at_ms: int) -> Change:
         meta = orjson.loads(stored.meta)
         book = {k: v for k, v in orders.book_of(meta).items() if k != str(seat)}
         return Change([], orjson.loads(stored.state), None,

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import cache
 
 import orjson
@@ -18,7 +16,7 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, metrics, orders, timeline, tokens
+from . import admin, clocks, metrics, orders, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
@@ -56,8 +54,9 @@ class Change:
     record: bytes
 
 
-# Makes the change of a request from the game as loaded; raises ApiError when it is refused.
-Plan = Callable[[Stored], Change]
+# Makes the change of a request from the game as loaded and the commit's time (unix ms: the log
+# entries' `at`, from which the clock's deadline counts); raises ApiError when it is refused.
+Plan = Callable[[Stored, int], Change]
 # Makes a retry's answer again from what the first commit stored after the fingerprint.
 Replay = Callable[[str, bytes], Applied]
 
@@ -86,10 +85,21 @@ def fingerprint(obj: object) -> bytes:
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-def full_view(state: dict, game_id: str, version: int, takeback: dict | None = None) -> dict:
-    # The engine's view lacks what only the API knows: the id, the version and the takeback
-    # proposed (timeline.pending_takeback), which lives in the log, not in the engine state.
-    return {"game_id": game_id, "version": version, **game.view(state), "takeback": takeback}
+def full_view(state: dict, game_id: str, version: int, *, takeback: dict | None = None,
+              clock: dict | None = None, since_ms: int = 0) -> dict:
+    """The engine's view plus what only the API knows: the id, the version, the takeback
+    proposed (timeline.pending_takeback: it lives in the log, not in the engine state), and the
+    clock with the deadline of the decision (`since_ms`: the commit time of the version)."""
+    deadline = clocks.deadline_text(clocks.deadline_ms(clock, state, since_ms))
+    return {"game_id": game_id, "version": version, **game.view(state), "takeback": takeback,
+            "clock": clocks.public(clock), "deadline": deadline}
+
+
+def view_bytes(state: dict, game_id: str, version: int, meta: bytes, at_ms: int,
+               takeback: dict | None = None) -> bytes:
+    """The stored view of a version committed at `at_ms`, for a game with this metadata."""
+    clock = clocks.of_meta(orjson.loads(meta))
+    return orjson.dumps(full_view(state, game_id, version, takeback=takeback, clock=clock, since_ms=at_ms))
 
 
 def illegal(exc: IllegalMove, **extra: object) -> ApiError:
@@ -157,6 +167,7 @@ class Games:
         # exactly the versions that made the state just read.
         entries = timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
         record = game.record_header(orjson.loads(stored.state))
+        record["options"] = clocks.with_clock(record["options"], clocks.of_meta(orjson.loads(stored.meta)))
         record["moves"] = [{"seat": e["seat"], "move": e["move"]} for e in timeline.in_effect(entries)]
         return stored.version, record
 
@@ -168,7 +179,10 @@ class Games:
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
-        return orjson.dumps(full_view(state, game_id, version, timeline.pending_takeback(entries)))
+        clock = clocks.of_meta(orjson.loads(stored.meta))
+        since = clocks.since_ms(clock, entries[version - 1] if version > 0 else None)
+        return orjson.dumps(full_view(state, game_id, version, takeback=timeline.pending_takeback(entries),
+                                      clock=clock, since_ms=since))
 
     def entries(self, game_id: str, stored: Stored) -> list[dict]:
         """The log entries that made `stored` (the log only grows: its first `version` entries
@@ -195,14 +209,18 @@ class Games:
                 if replayed is not None:
                     return replayed
                 self.store.drop_create_record(key.shard, key.digest)  # its game is gone
-        state, log = self._new_state(body)
+        options, clock = clocks.split_options(body.get("record", body).get("options"))
+        created_ms = clocks.now_ms()
+        state, log = self._new_state(body, options, created_ms)
         salt = secrets.token_hex(8)
         version = len(log)
+        meta_clock = clocks.in_meta(clock, created_ms)
+        deadline = clocks.deadline_ms(clock, state, created_ms)
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
             seats, hashes = self._seats(game_id, state, key, salt)
             admin_token, admin_hash = admin.admin_token(game_id, None if key is None else key.secret, salt)
-            view = full_view(state, game_id, version)
+            view = full_view(state, game_id, version, clock=clock, since_ms=created_ms)
             record = None
             if key is not None:
                 value = SEP.join([fp, salt.encode(), game_id.encode(), str(version).encode()])
@@ -211,11 +229,12 @@ class Games:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash}),
+                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,
                     record=record,
+                    deadline=clocks.deadline_seconds(deadline),
                 )
             except GameExists:
                 continue  # 72 random bits taken: pick again
@@ -232,21 +251,23 @@ class Games:
         # A record never outlives its game, so a retry never points at a game that is gone.
         return min(self.settings.create_retry_ttl, self.settings.game_ttl, self.settings.finished_ttl)
 
-    def _new_state(self, body: dict) -> tuple[dict, list[bytes]]:
+    def _new_state(self, body: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
+        """The game's state and log from a create's body; `options` are its map options (the
+        service's own, the clock, taken out)."""
         if "record" in body:
-            return self._replay(body["record"])
+            return self._replay(body["record"], options, at_ms)
         if body["map"] not in playable_maps():
             raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {body['map']} are not yet playable")
         seed_given = "seed" in body
         seed = body["seed"] if seed_given else secrets.token_hex(16)
         names = [p["name"] for p in body["players"]]
         try:
-            state = game.new_game(body["map"], names, seed, body.get("options") or {}, seed_given=seed_given)
+            state = game.new_game(body["map"], names, seed, options, seed_given=seed_given)
         except SetupError as exc:
             raise ApiError(422, exc.code, exc.detail) from None
         return state, []
 
-    def _replay(self, record: dict) -> tuple[dict, list[bytes]]:
+    def _replay(self, record: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
         if record["map"] not in playable_maps():
             raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {record['map']} are not playable")
         if record["rules_version"] != game.RULES_VERSION:
@@ -258,7 +279,7 @@ class Games:
             )
         names = [p["name"] for p in record["players"]]
         try:
-            state = game.new_game(record["map"], names, record["seed"], record["options"])
+            state = game.new_game(record["map"], names, record["seed"], options)
         except SetupError as exc:
             raise ApiError(422, exc.code, exc.detail) from None
         if game.view(state)["seed_commitment"] != record["seed_commitment"]:
@@ -269,7 +290,7 @@ class Games:
                 state, events = timeline.apply_entry(state, entry["seat"], entry["move"])
             except IllegalMove as exc:
                 raise illegal(exc, index=index) from None
-            log.append(log_entry(index, entry["seat"], entry["move"], events))
+            log.append(log_entry(index, entry["seat"], entry["move"], events, at_ms=at_ms))
         return state, log
 
     def _seats(
@@ -324,16 +345,16 @@ class Games:
         when the server made it for the seat ("orders", "clock"): it goes into the log entry.
         The seats' programmed orders that the move calls on go in the same commit."""
 
-        def plan(stored: Stored) -> Change:
+        def plan(stored: Stored, at_ms: int) -> Change:
             try:
                 state, events = game.apply(orjson.loads(stored.state), seat, move)
             except IllegalMove as exc:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None
-            entries = [log_entry(stored.version, seat, move, events, by)]
-            state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version)
+            entries = [log_entry(stored.version, seat, move, events, by, at_ms=at_ms)]
+            state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version, at_ms)
             version = stored.version + len(entries)
-            view = orjson.dumps(full_view(state, game_id, version))
+            view = view_bytes(state, game_id, version, meta or stored.meta, at_ms)
             return Change(entries, state, view, meta,
                           moved_body(version, orjson.dumps(events), view, entries[1:]),
                           replay_record(stored.version + 1, version))
@@ -342,7 +363,7 @@ class Games:
                            if_match=if_match, idempotency_key=idempotency_key, stored=stored)
 
     def carry_out_orders(self, state: dict, meta: bytes, entries: list[bytes], version: int,
-                         first_seat: int | None = None) -> tuple[dict, bytes | None]:
+                         at_ms: int, first_seat: int | None = None) -> tuple[dict, bytes | None]:
         """The step of the move path that carries out programmed orders: the moves the orders
         of the seats to decide make, one seat after the other, appended to `entries` (the
         commit's entries so far, made on a game at `version`) marked "by": "orders". Returns
@@ -354,7 +375,7 @@ class Games:
         state, fired, book, changed = orders.carry_out(state, book, first_seat=first_seat)
         index = version + len(entries)
         for n, made in enumerate(fired):
-            entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders"))
+            entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders", at_ms=at_ms))
         return state, (orjson.dumps(orders.with_book(decoded, book)) if changed else None)
 
     def change(
@@ -396,7 +417,11 @@ class Games:
                     headers={"ETag": etag(stored.version)},
                     version=stored.version,
                 )
-            change = plan(stored)
+            # One commit time for the log entries, the clock set and the view's deadline.
+            at_ms = clocks.now_ms()
+            change = plan(stored, at_ms)
+            clock = clocks.of_meta(orjson.loads(change.meta or stored.meta))
+            deadline = clocks.deadline_seconds(clocks.deadline_ms(clock, change.state, at_ms))
             # A retry needs only to know which versions the change made: the answer is made
             # again from the log (and the view at that version), so the record stays small.
             idem = IdemRecord(idem_key, fp + SEP + change.record, idem_ttl)
@@ -409,6 +434,7 @@ class Games:
                 view=change.view,
                 meta=change.meta,
                 ttl=self._ttl(change.state),
+                deadline=deadline,
                 idem=idem,
             )
             if result.outcome is Outcome.APPLIED:
@@ -451,6 +477,10 @@ class Games:
     def validate(self, state: dict, seat: int, move: dict) -> dict:
         return game.validate(state, seat, move)
 
+    def ttl_of(self, stored: Stored) -> int:
+        """How long the game is kept after a change that leaves its state as stored."""
+        return self._ttl(orjson.loads(stored.state))
+
     def _ttl(self, state: dict) -> int:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
@@ -477,14 +507,13 @@ def parse_replay_record(record: bytes) -> tuple[int, int]:
     return int(own), int(final or own)
 
 
-def now_rfc3339() -> str:
-    return datetime.fromtimestamp(time.time(), UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None) -> bytes:
-    """The log entry of version index + 1: who moved, what, what it did, and when."""
+def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None,
+              at_ms: int | None = None) -> bytes:
+    """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
+    commit time, which the clock's deadline counts from; now by default)."""
+    at = clocks.rfc3339(clocks.now_ms() if at_ms is None else at_ms)
     entry: dict = {"index": index, "seat": seat, "move": move, "events": events,
-                   "version": index + 1, "at": now_rfc3339()}
+                   "version": index + 1, "at": at}
     if by is not None:
         entry["by"] = by
     return orjson.dumps(entry)

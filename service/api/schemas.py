@@ -13,6 +13,7 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.engine import game
 
+from . import clocks
 from .names import validate_name
 from .problems import ApiError
 
@@ -204,8 +205,31 @@ def players_field() -> fields.List:
     return fields.List(fields.Nested(PlayerSchema), required=True, validate=validate.Length(1, 6))
 
 
+class ClockSchema(Strict):
+    turn_seconds = StrictInt(required=True,
+                             validate=validate.Range(clocks.MIN_TURN_SECONDS, clocks.MAX_TURN_SECONDS))
+
+
+CLOCK = ClockSchema()
+
+
+class GameOptions(fields.Dict):
+    """A game's options: the map's by name, and the service's own `clock: {turn_seconds}`."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
+        if not isinstance(value, dict) or clocks.OPTION not in value:
+            return super()._deserialize(value, attr, data, **kwargs)
+        options = super()._deserialize(
+            {k: v for k, v in value.items() if k != clocks.OPTION}, attr, data, **kwargs)
+        try:
+            options[clocks.OPTION] = CLOCK.load(value[clocks.OPTION])
+        except ValidationError as exc:
+            raise ValidationError({clocks.OPTION: exc.messages}) from None
+        return options
+
+
 def options_field(**kwargs: Any) -> fields.Dict:
-    return fields.Dict(
+    return GameOptions(
         keys=fields.String(validate=validate.Length(max=64)),
         # null is an option's "not chosen" (Holland's blocked_action), as records carry it.
         values=OptionValue(allow_none=True),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 
 from .base import (
+    ClaimedClock,
     CommitResult,
     CreateRecord,
+    Delivery,
     GameExists,
     GameStore,
     IdemRecord,
@@ -19,8 +21,10 @@ from .memory import MemoryStore
 from .redis_store import RedisStore
 
 __all__ = [
+    "ClaimedClock",
     "CommitResult",
     "CreateRecord",
+    "Delivery",
     "GameExists",
     "GameStore",
     "IdemRecord",

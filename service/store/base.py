@@ -22,8 +22,8 @@ class StoreUnavailable(Exception):
     """The store cannot be reached or did not answer in time; nothing is known to have changed.
 
     `op` names the store operation (`create`, `commit`, `meta`, `load`, `history`, `idempotency`,
-    `ping`, `outbox`, `clocks`) and `kind` the failure (`connection`, `timeout`, `oom`, `other`):
-    the labels of the aos_store_errors_total metric."""
+    `ping`, `outbox`, `clocks`, `deliveries`) and `kind` the failure (`connection`, `timeout`,
+    `oom`, `other`): the labels of the aos_store_errors_total metric."""
 
     def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
         super().__init__(message)
@@ -98,6 +98,27 @@ class OutboxItem:
         return int(self.id.split("-", 1)[0])
 
 
+@dataclass(frozen=True, slots=True)
+class ClaimedClock:
+    """A clock that ran out, taken by one worker until `lease` (unix time): the clock set holds
+    `lease` for it meanwhile, so no other worker takes it unless this one dies."""
+
+    game_id: str
+    lease: float
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A webhook delivery in its shard's queue (the game's shard). `id` is stable (it is the
+    delivery's webhook-id); `job` is what to send, opaque to the store. A claimed delivery has
+    `lease`, the unix time its claim runs out: finishing it needs that claim to still hold."""
+
+    id: str
+    game_id: str
+    job: bytes
+    lease: float = 0.0
+
+
 class GameStore(ABC):
     """Where games live. Every method raises StoreUnavailable when the backend is unreachable.
 
@@ -149,6 +170,10 @@ class GameStore(ABC):
     @abstractmethod
     def version(self, game_id: str) -> int | None:
         """The game's version, or None."""
+
+    @abstractmethod
+    def meta(self, game_id: str) -> tuple[int, bytes] | None:
+        """The game's version and metadata, or None."""
 
     @abstractmethod
     def commit(
@@ -227,6 +252,43 @@ class GameStore(ABC):
     def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
         """Games whose clock deadline is at or before `now`: (game id, deadline), earliest first
         within each shard."""
+
+    @abstractmethod
+    def claim_clocks(self, now: float, lease: float, limit: int = 100) -> list[ClaimedClock]:
+        """Takes the clocks that ran out by `now` (up to `limit` per shard, earliest first): each
+        is set to `lease` in the same atomic step, so another worker takes it only once `lease`
+        has passed (this one died). A commit of the game sets its clock anew."""
+
+    @abstractmethod
+    def set_clock(self, game_id: str, expected: float, deadline: float | None) -> bool:
+        """Sets a game's clock to `deadline` (None: removes it) if it still holds `expected`
+        (the lease it was claimed with); whether it did."""
+
+    @abstractmethod
+    def clock_backlog(self, now: float) -> tuple[int, int]:
+        """(clocks set, clocks that ran out by `now`), over every shard."""
+
+    @abstractmethod
+    def queue_deliveries(self, deliveries: Sequence[Delivery], due: float) -> int:
+        """Queues webhook deliveries, due at `due` (unix time), each in its game's shard; one
+        whose id is queued already is left as it is. Returns how many were queued."""
+
+    @abstractmethod
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
+        """Takes up to `limit` deliveries due by `now`, earliest first within a shard: each is
+        held until `lease` (unix time) in the same atomic step; after that (its worker died) it
+        is due again and another worker takes it."""
+
+    @abstractmethod
+    def finish_delivery(self, delivery: Delivery, retry_at: float | None = None,
+                        job: bytes | None = None) -> bool:
+        """Ends a claimed delivery: drops it (`retry_at` None: sent, or given up), or queues it
+        again for `retry_at` (with `job` in place of the old one, if given). Does nothing when
+        the claim no longer holds (another worker took it over). Whether it did."""
+
+    @abstractmethod
+    def delivery_backlog(self, now: float) -> tuple[int, int]:
+        """(deliveries queued or in flight, deliveries due by `now`), over every shard."""
 
     @abstractmethod
     def ping(self) -> None:

@@ -1,10 +1,11 @@
 """Redis key names.
 
 Games are spread over a fixed number of shards. Every key of a game, and the shard's own keys
-(its outbox stream, its clock set, its event channel, the records of creates), carry the shard's
-hash tag `{sNN}`, so they share one Cluster slot: one Lua script can change a game and queue
-what follows from the change (the outbox entry, the clock, the event) atomically, on one Redis or
-on a Redis Cluster alike. The background worker reads each shard's outbox and clocks.
+(its outbox stream, its clock set, its event channel, the records of creates, its queue of webhook
+deliveries), carry the shard's hash tag `{sNN}`, so they share one Cluster slot: one Lua script
+can change a game and queue what follows from the change (the outbox entry, the clock, the event)
+atomically, on one Redis or on a Redis Cluster alike. The background worker reads each shard's
+outbox, clocks and deliveries.
 
 SHARDS is part of the key layout: changing it moves games to other keys, so it is fixed for the
 life of a deployment (the layout's namespace, `aos:v2`, would change with it).
@@ -53,11 +54,14 @@ class ShardKeys:
     outbox: str  # stream: one entry per change of a game (created, committed), for the worker
     clocks: str  # sorted set: game id -> the unix time its active seat's clock runs out
     events: str  # sharded pub/sub channel: "<game id> <version>" after every new version
+    deliveries: str  # sorted set: webhook delivery id -> the unix time it is due (or its claim ends)
+    delivery_jobs: str  # hash: webhook delivery id -> what to send (opaque to the store)
 
 
 def shard_keys(shard: int, prefix: str = PREFIX) -> ShardKeys:
     tag = shard_tag(shard, prefix)
-    return ShardKeys(outbox=f"{tag}:outbox", clocks=f"{tag}:clocks", events=f"{tag}:events")
+    return ShardKeys(outbox=f"{tag}:outbox", clocks=f"{tag}:clocks", events=f"{tag}:events",
+                     deliveries=f"{tag}:deliveries", delivery_jobs=f"{tag}:delivery-jobs")
 
 
 def create_record_key(shard: int, digest: str, prefix: str = PREFIX) -> str:

@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .base import (
+    ClaimedClock,
     CommitResult,
     CreateRecord,
+    Delivery,
     GameExists,
     GameStore,
     IdemRecord,
@@ -124,6 +126,8 @@ class MemoryStore(GameStore):
         self._creates = _Expiring(clock)
         self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
         self._clocks: dict[str, float] = {}
+        # webhook deliveries: id -> (due or claimed until, the delivery as queued)
+        self._deliveries: dict[str, tuple[float, Delivery]] = {}
         self._listeners: list[Listener] = []
         self._ops = itertools.count(1)
 
@@ -211,6 +215,11 @@ class MemoryStore(GameStore):
         with self._lock:
             game = self._live(game_id, read=True)
             return None if game is None else game.version
+
+    def meta(self, game_id: str) -> tuple[int, bytes] | None:
+        with self._lock:
+            game = self._live(game_id, read=True)
+            return None if game is None else (game.version, game.meta)
 
     def commit(
         self,
@@ -359,6 +368,74 @@ class MemoryStore(GameStore):
             due = sorted((deadline, game_id) for game_id, deadline in self._clocks.items()
                          if deadline <= now)
             return [(game_id, deadline) for deadline, game_id in due[: limit * SHARDS]]
+
+    def claim_clocks(self, now: float, lease: float, limit: int = 100) -> list[ClaimedClock]:
+        with self._lock:
+            due = sorted((deadline, game_id) for game_id, deadline in self._clocks.items()
+                         if deadline <= now)
+            by_shard: dict[int, int] = {}
+            claimed = []
+            for _, game_id in due:
+                shard = shard_of(game_id)
+                if by_shard.get(shard, 0) < limit:
+                    by_shard[shard] = by_shard.get(shard, 0) + 1
+                    self._clocks[game_id] = lease
+                    claimed.append(ClaimedClock(game_id, lease))
+            return claimed
+
+    def set_clock(self, game_id: str, expected: float, deadline: float | None) -> bool:
+        with self._lock:
+            if self._clocks.get(game_id) != expected:
+                return False
+            if deadline is None:
+                del self._clocks[game_id]
+            else:
+                self._clocks[game_id] = deadline
+            return True
+
+    def clock_backlog(self, now: float) -> tuple[int, int]:
+        with self._lock:
+            return len(self._clocks), sum(1 for d in self._clocks.values() if d <= now)
+
+    # -- webhook deliveries ---------------------------------------------------------------------
+
+    def queue_deliveries(self, deliveries: Sequence[Delivery], due: float) -> int:
+        with self._lock:
+            added = 0
+            for delivery in deliveries:
+                if delivery.id not in self._deliveries:
+                    self._deliveries[delivery.id] = (due, delivery)
+                    added += 1
+            return added
+
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
+        with self._lock:
+            due = sorted((at, delivery_id) for delivery_id, (at, _) in self._deliveries.items()
+                         if at <= now)[:limit]
+            claimed = []
+            for _, delivery_id in due:
+                queued = self._deliveries[delivery_id][1]
+                held = Delivery(queued.id, queued.game_id, queued.job, lease)
+                self._deliveries[delivery_id] = (lease, held)
+                claimed.append(held)
+            return claimed
+
+    def finish_delivery(self, delivery: Delivery, retry_at: float | None = None,
+                        job: bytes | None = None) -> bool:
+        with self._lock:
+            held = self._deliveries.get(delivery.id)
+            if held is None or held[0] != delivery.lease:
+                return False
+            if retry_at is None:
+                del self._deliveries[delivery.id]
+            else:
+                queued = Delivery(delivery.id, delivery.game_id, job if job is not None else held[1].job)
+                self._deliveries[delivery.id] = (retry_at, queued)
+            return True
+
+    def delivery_backlog(self, now: float) -> tuple[int, int]:
+        with self._lock:
+            return len(self._deliveries), sum(1 for at, _ in self._deliveries.values() if at <= now)
 
     def ping(self) -> None:
         return None

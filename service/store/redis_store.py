@@ -33,8 +33,10 @@ from redis.exceptions import (
 from redis.retry import Retry
 
 from .base import (
+    ClaimedClock,
     CommitResult,
     CreateRecord,
+    Delivery,
     GameExists,
     GameStore,
     IdemRecord,
@@ -183,6 +185,71 @@ return redis.call('LRANGE', KEYS[2], ARGV[1], ARGV[2])
 """
 
 
+# The worker's queues. A claim moves a member's score to the claim's end (its lease) in the same
+# step that reads it, so two workers never hold one member at once; a worker that dies lets its
+# lease run out and the member is due again. Finishing compares the score with the lease it was
+# claimed with (a fencing token): a worker whose claim was taken over changes nothing.
+
+# KEYS: a sorted set. ARGV: now, lease, limit. Returns the members claimed.
+_CLAIM_CLOCKS = """
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, member in ipairs(due) do redis.call('ZADD', KEYS[1], 'XX', ARGV[2], member) end
+return due
+"""
+
+# KEYS: a sorted set. ARGV: member, expected score, new score or '' (remove).
+_SET_CLOCK = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then redis.call('ZREM', KEYS[1], ARGV[1])
+else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1]) end
+return 1
+"""
+
+# KEYS: deliveries (sorted set), delivery jobs (hash). ARGV: due, then id, job pairs.
+_QUEUE_DELIVERIES = """
+local added = 0
+for i = 2, #ARGV, 2 do
+  if redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) == 1 then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[i])
+    added = added + 1
+  end
+end
+return added
+"""
+
+# KEYS: deliveries, delivery jobs. ARGV: now, lease, limit. Returns id, job pairs.
+_CLAIM_DELIVERIES = """
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+local out = {}
+for _, id in ipairs(ids) do
+  local job = redis.call('HGET', KEYS[2], id)
+  if job then
+    redis.call('ZADD', KEYS[1], 'XX', ARGV[2], id)
+    table.insert(out, id)
+    table.insert(out, job)
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out
+"""
+
+# KEYS: deliveries, delivery jobs. ARGV: id, lease, retry time or '' (drop), job or ''.
+_FINISH_DELIVERY = """
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score or tonumber(score) ~= tonumber(ARGV[2]) then return 0 end
+if ARGV[3] == '' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
+  if ARGV[4] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[4]) end
+end
+return 1
+"""
+
+
 def error_kind(exc: Exception) -> str:
     """The `kind` label of a failed Redis call."""
     if isinstance(exc, RedisClusterException) and isinstance(exc.__cause__, redis.RedisError):
@@ -254,6 +321,11 @@ class RedisStore(GameStore):
                     self._load = client.register_script(_LOAD)
                     self._history = client.register_script(_HISTORY)
                     self._replace_meta = client.register_script(_REPLACE_META)
+                    self._claim_clocks = client.register_script(_CLAIM_CLOCKS)
+                    self._set_clock = client.register_script(_SET_CLOCK)
+                    self._queue_deliveries = client.register_script(_QUEUE_DELIVERIES)
+                    self._claim_deliveries = client.register_script(_CLAIM_DELIVERIES)
+                    self._finish_delivery = client.register_script(_FINISH_DELIVERY)
                     self._client, self._pid = client, os.getpid()
                     self._groups = set()
         return self._client
@@ -339,6 +411,12 @@ class RedisStore(GameStore):
     def version(self, game_id: str) -> int | None:
         [version] = self._read(game_id, ["version"])
         return None if version is None else int(version)
+
+    def meta(self, game_id: str) -> tuple[int, bytes] | None:
+        version, meta = self._read(game_id, ["version", "meta"])
+        if version is None or meta is None:
+            return None
+        return int(version), meta
 
     def commit(
         self,
@@ -483,6 +561,94 @@ class RedisStore(GameStore):
             return [(_text(member), float(score)) for reply in pipe.execute() for member, score in reply]
 
         return self._run("clocks", due)
+
+    def claim_clocks(self, now: float, lease: float, limit: int = 100) -> list[ClaimedClock]:
+        def claim(client: Client) -> list[ClaimedClock]:
+            pipe = client.pipeline(transaction=False)
+            for n in range(SHARDS):
+                self._claim_clocks(keys=[shard_keys(n, self._prefix).clocks],
+                                   args=[repr(now), repr(lease), limit], client=pipe)
+            return [ClaimedClock(_text(member), lease) for reply in pipe.execute() for member in reply]
+
+        return self._run("clocks", claim)
+
+    def set_clock(self, game_id: str, expected: float, deadline: float | None) -> bool:
+        key = shard_keys(shard_of(game_id), self._prefix).clocks
+        args = [game_id, repr(float(expected)), _deadline_arg(deadline)]
+        return bool(self._run("clocks", lambda c: self._set_clock(keys=[key], args=args, client=c)))
+
+    def clock_backlog(self, now: float) -> tuple[int, int]:
+        def backlog(client: Client) -> tuple[int, int]:
+            pipe = client.pipeline(transaction=False)
+            for n in range(SHARDS):
+                key = shard_keys(n, self._prefix).clocks
+                pipe.zcard(key)
+                pipe.zcount(key, "-inf", now)
+            replies = pipe.execute()
+            return sum(replies[0::2]), sum(replies[1::2])
+
+        return self._run("clocks", backlog)
+
+    # -- webhook deliveries ---------------------------------------------------------------------
+
+    def queue_deliveries(self, deliveries: Sequence[Delivery], due: float) -> int:
+        by_shard: dict[int, list[object]] = {}
+        for delivery in deliveries:
+            # The hash holds the game's id before the job, so a claim knows the delivery's game.
+            stored = delivery.game_id.encode() + b"\n" + delivery.job
+            by_shard.setdefault(shard_of(delivery.game_id), []).extend([delivery.id, stored])
+        if not by_shard:
+            return 0
+
+        def queue(client: Client) -> int:
+            pipe = client.pipeline(transaction=False)
+            for shard, pairs in by_shard.items():
+                keys = shard_keys(shard, self._prefix)
+                self._queue_deliveries(keys=[keys.deliveries, keys.delivery_jobs],
+                                       args=[repr(due), *pairs], client=pipe)
+            return sum(pipe.execute())
+
+        return self._run("deliveries", queue)
+
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
+        def claim(client: Client) -> list[Delivery]:
+            pipe = client.pipeline(transaction=False)
+            for n in range(SHARDS):
+                keys = shard_keys(n, self._prefix)
+                self._claim_deliveries(keys=[keys.deliveries, keys.delivery_jobs],
+                                       args=[repr(now), repr(lease), limit], client=pipe)
+            claimed = []
+            for reply in pipe.execute():
+                for i in range(0, len(reply), 2):
+                    game_id, job = reply[i + 1].split(b"\n", 1)
+                    claimed.append(Delivery(_text(reply[i]), game_id.decode(), job, lease))
+            return claimed
+
+        claimed = self._run("deliveries", claim)
+        # Each shard gave up to `limit`: hand back what is over, due again at once.
+        for surplus in claimed[limit:]:
+            self.finish_delivery(surplus, retry_at=now)
+        return claimed[:limit]
+
+    def finish_delivery(self, delivery: Delivery, retry_at: float | None = None,
+                        job: bytes | None = None) -> bool:
+        keys = shard_keys(shard_of(delivery.game_id), self._prefix)
+        stored = delivery.game_id.encode() + b"\n" + job if job is not None else b""
+        args = [delivery.id, repr(float(delivery.lease)), _deadline_arg(retry_at), stored]
+        return bool(self._run("deliveries", lambda c: self._finish_delivery(
+            keys=[keys.deliveries, keys.delivery_jobs], args=args, client=c)))
+
+    def delivery_backlog(self, now: float) -> tuple[int, int]:
+        def backlog(client: Client) -> tuple[int, int]:
+            pipe = client.pipeline(transaction=False)
+            for n in range(SHARDS):
+                key = shard_keys(n, self._prefix).deliveries
+                pipe.zcard(key)
+                pipe.zcount(key, "-inf", now)
+            replies = pipe.execute()
+            return sum(replies[0::2]), sum(replies[1::2])
+
+        return self._run("deliveries", backlog)
 
     def ping(self) -> None:
         self._run("ping", lambda client: client.ping())

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from service.store import GameStore, OutboxItem, StoreUnavailable
@@ -58,10 +59,13 @@ class Runner:
     fails (the store is down, a bug) is logged and tried again on the next round: one job's
     failure never stops the others."""
 
-    def __init__(self, jobs: Sequence[Job], *, idle_sleep: float = 0.2, error_sleep: float = 1.0) -> None:
+    def __init__(self, jobs: Sequence[Job], *, idle_sleep: float = 0.2, error_sleep: float = 1.0,
+                 on_error: Callable[[str], None] | None = None) -> None:
         self.jobs = list(jobs)
         self.idle_sleep = idle_sleep
         self.error_sleep = error_sleep
+        self.on_error = on_error  # called with the job's name after each failed round of it
+        self.last_round = time.monotonic()  # when the last round ended: the worker's heartbeat
 
     def run_round(self) -> tuple[int, bool]:
         """Runs each job once: (how much they did, whether any failed)."""
@@ -71,12 +75,19 @@ class Runner:
                 done += job.run_once()
             except StoreUnavailable as exc:
                 failed = True
+                self._failed(job.name)
                 log.warning("store unavailable", extra={"fields": {"event": "job_error", "job": job.name,
                                                                    "error": str(exc)}})
             except Exception:
                 failed = True
+                self._failed(job.name)
                 log.exception("job failed", extra={"fields": {"event": "job_error", "job": job.name}})
+        self.last_round = time.monotonic()
         return done, failed
+
+    def _failed(self, name: str) -> None:
+        if self.on_error is not None:
+            self.on_error(name)
 
     def run(self, stop: threading.Event) -> None:
         log.info("worker running", extra={"fields": {"event": "worker_start",

@@ -178,10 +178,12 @@ def test_renderer_lists_every_manifest_once():
             "ConfigMap",
             "Secret",
             "Deployment",
+            "Deployment",  # the worker
             "Service",
             "HorizontalPodAutoscaler",
             "PodDisruptionBudget",
             "NetworkPolicy",
+            "NetworkPolicy",  # the worker's
         ]
     )
     assert render.check_consistency(docs) == []
@@ -246,12 +248,13 @@ def _configured_variables() -> dict[str, set[str]]:
     found: dict[str, set[str]] = {}
     configmap = yaml.safe_load((REPO / "deploy" / "k8s" / "configmap.yaml").read_text())
     found["k8s/configmap.yaml"] = set(configmap["data"])
-    deployment = yaml.safe_load((REPO / "deploy" / "k8s" / "deployment.yaml").read_text())
-    found["k8s/deployment.yaml"] = {
-        env["name"]
-        for c in deployment["spec"]["template"]["spec"]["containers"]
-        for env in c.get("env", [])
-    }
+    for manifest in ("deployment.yaml", "worker-deployment.yaml"):
+        deployment = yaml.safe_load((REPO / "deploy" / "k8s" / manifest).read_text())
+        found[f"k8s/{manifest}"] = {
+            env["name"]
+            for c in deployment["spec"]["template"]["spec"]["containers"]
+            for env in c.get("env", [])
+        }
     compose = yaml.safe_load((REPO / "deploy" / "compose.yaml").read_text())
     found["compose.yaml"] = {
         name for svc in compose["services"].values() for name in svc.get("environment", {})

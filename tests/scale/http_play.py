@@ -57,7 +57,10 @@ class HttpGame:
         self.version += 1
         body = response.json()
         assert body["version"] == self.version
-        served = {k: v for k, v in body["game"].items() if k not in ("game_id", "version", "takeback")}
+        # The API adds what only it knows: the id, the version, the clock and its deadline, and a
+        # pending takeback.
+        served = {k: v for k, v in body["game"].items()
+                  if k not in ("game_id", "version", "clock", "deadline", "takeback")}
         assert served == as_json(game.view(self.state))
 
     def play(self, base_urls: list[str], moves: int = MAX_MOVES) -> None:

@@ -14,8 +14,9 @@ class Recorder(OutboxConsumer):
     name = "recorder"
     group = "recorder"
 
-    def __init__(self, store: GameStore, consumer: str, seen: list, fail: set[str] | None = None,
-                 **kw: object) -> None:
+    def __init__(
+        self, store: GameStore, consumer: str, seen: list, fail: set[str] | None = None, **kw: object
+    ) -> None:
         super().__init__(store, consumer, **kw)
         self.seen = seen
         self.fail = fail if fail is not None else set()
