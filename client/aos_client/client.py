@@ -516,6 +516,9 @@ class AosClient(Replays, Transport):
     ) -> list[Webhook]:
         """The token's seat's webhooks for this game (without their secrets).
 
+        The registrations of the seat whose token is sent, oldest first. Their secrets were shown
+        once, when each was registered, and never again; other seats' webhooks are not shown.
+
         `GET /v1/games/{game_id}/webhooks` (operationId `listWebhooks`).
         """
         data = self._request(

@@ -53,6 +53,7 @@ API_CODES: dict[str, ApiCode] = {
     "GAME_NOT_FOUND": ApiCode(404, "no game has that id (never created, or expired)"),
     "MAP_NOT_FOUND": ApiCode(404, "no map has that id"),
     "NOT_FOUND": ApiCode(404, "no resource at that path"),
+    "WEBHOOK_NOT_FOUND": ApiCode(404, "the seat has no webhook of that id in this game (or it was deleted)"),
     "METHOD_NOT_ALLOWED": ApiCode(405, "the path takes other methods", headers=("Allow",)),
     "VERSION_MISMATCH": ApiCode(
         412, "`If-Match` names a version the game is no longer at: nothing was applied",
@@ -67,6 +68,10 @@ API_CODES: dict[str, ApiCode] = {
     "BAD_OPTION": ApiCode(422, "an option the map does not have, or of the wrong type or value"),
     "RULES_VERSION_MISMATCH": ApiCode(422, "the record was played under other rules than this service's"),
     "SEED_COMMITMENT_MISMATCH": ApiCode(422, "the record's seed does not match its seed commitment"),
+    "WEBHOOK_URL_REFUSED": ApiCode(
+        422, "the webhook URL is not http(s), carries credentials, or resolves to a loopback, private, "
+        "link-local or otherwise non-public address (unless the operator allows private receivers)"),
+    "TOO_MANY_WEBHOOKS": ApiCode(422, "the seat has as many webhooks for this game as it may (5)"),
     "IDEMPOTENCY_KEY_REUSED": ApiCode(
         422, "the `Idempotency-Key` was used before with another body (or created a game already)"),
     # -- try again ------------------------------------------------------------------------------

@@ -59,7 +59,9 @@ def test_the_page_shows_every_operation_in_chromium(browser, live_server, tmp_pa
         page.close()
     assert (tmp_path / "docs.png").stat().st_size > 10_000  # a page was drawn
     assert "Age of Steam rules as a service" in (title or "")
-    assert sorted(shown) == sorted([method, path] for method, path, _ in OPERATIONS)
+    # The operations, and the deliveries of the contract's top-level `webhooks`, named by event.
+    callbacks = [[method.upper(), name] for name, item in SPEC.get("webhooks", {}).items() for method in item]
+    assert sorted(shown) == sorted([[method, path] for method, path, _ in OPERATIONS] + callbacks)
     assert "creates a new game" in (described or "")
     elsewhere = [r for r in requested if not r.startswith(url)]
     assert requested and not elsewhere, elsewhere
