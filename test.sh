@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: ./test.sh [pytest args]
-# Installs what the tests need (the project, its test extras, redis-server, curl, jq);
-# the tests start and stop their own Redis servers on free ports.
+# Installs what the tests need (the project, its test extras, redis-server, PostgreSQL, curl,
+# jq); the tests start and stop their own Redis servers and PostgreSQL clusters on free ports.
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh test
@@ -10,6 +10,8 @@ missing=""
 for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq; do
   command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
 done
+# PostgreSQL for the archive's tests, which run initdb and pg_ctl on clusters of their own.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing="$missing postgresql"
 if [ -n "$missing" ]; then
   echo "test.sh: installing$missing from Debian's packages" >&2
   as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -6,9 +6,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
+from typing import TypeVar
 
 import orjson
 
@@ -17,10 +19,12 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import metrics, timeline, tokens
+from . import archiving, metrics, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
+
+T = TypeVar("T")
 
 SEP = b"\n"
 # An Idempotency-Key on a create stands for the seats' tokens (a retry shows them again), so it
@@ -81,26 +85,30 @@ class Games:
     def __init__(self, store: GameStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
+        # With an archive, a game that left the store is put back from it (archiving.py).
+        self.restore = archiving.restorer(
+            store, settings, lambda state, game_id, version: orjson.dumps(full_view(state, game_id, version)))
 
     # -- reading ------------------------------------------------------------------------------
 
-    def load(self, game_id: str, *, with_view: bool = False) -> Stored:
-        stored = self.store.load(game_id, with_view=with_view)
-        if stored is None:
+    def found(self, game_id: str, read: Callable[[], T | None]) -> T:
+        """`read()` of a game from the store; a game not there (expired, evicted, flushed) is
+        put back from the archive, if there is one, and read again before the answer is 404."""
+        value = read()
+        if value is None and self.restore(game_id):
+            value = read()
+        if value is None:
             raise not_found(game_id)
-        return stored
+        return value
+
+    def load(self, game_id: str, *, with_view: bool = False) -> Stored:
+        return self.found(game_id, lambda: self.store.load(game_id, with_view=with_view))
 
     def view(self, game_id: str) -> tuple[int, bytes]:
-        found = self.store.load_view(game_id)
-        if found is None:
-            raise not_found(game_id)
-        return found
+        return self.found(game_id, lambda: self.store.load_view(game_id))
 
     def version(self, game_id: str) -> int:
-        version = self.store.version(game_id)
-        if version is None:
-            raise not_found(game_id)
-        return version
+        return self.found(game_id, lambda: self.store.version(game_id))
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
         # Frontends, bots and spectators ask for the same turn's moves; working them out is the

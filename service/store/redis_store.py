@@ -158,6 +158,19 @@ end
 return values
 """
 
+# A game whose versions are archived gets the short expiry, if it is still at the archived
+# version, and never a longer one than it has. KEYS: state, log. ARGV: version, ttl
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+local ttl = tonumber(ARGV[2])
+local current = tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0')
+if current > 0 and current < ttl then ttl = current end
+redis.call('HSET', KEYS[1], 'ttl', ttl)
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+return 1
+"""
+
 # A range of the log, or nil when the game does not exist: one atomic read. KEYS: state, log
 # ARGV: start, stop (inclusive, -1 for the end)
 _HISTORY = """
@@ -236,6 +249,7 @@ class RedisStore(GameStore):
                     self._commit = client.register_script(_COMMIT)
                     self._load = client.register_script(_LOAD)
                     self._history = client.register_script(_HISTORY)
+                    self._release = client.register_script(_RELEASE)
                     self._client, self._pid = client, os.getpid()
                     self._groups = set()
         return self._client
@@ -353,6 +367,12 @@ class RedisStore(GameStore):
         if outcome is Outcome.REPLAYED:
             return CommitResult(outcome, int(reply[1]), reply[2])
         return CommitResult(outcome, int(reply[1]))
+
+    def release(self, game_id: str, version: int, ttl: int) -> bool:
+        keys = game_keys(game_id, self._prefix)
+        return bool(self._run(
+            "release", lambda c: self._release(keys=[keys.state, keys.log], args=[version, ttl], client=c)
+        ))
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         keys = game_keys(game_id, self._prefix)
