@@ -411,9 +411,26 @@ class RedisStore(GameStore):
                 raise reply
         self._groups.add(group)
 
+    def _in_group(self, group: str, call: Callable[[Client], T]) -> T:
+        """`call` on the outbox as `group`, which is made first if need be. Redis may have lost
+        the streams and their groups since (FLUSHALL, a restart without persistence): then the
+        group is made again, and the consumer starts from what the streams hold now."""
+
+        def run(client: Client) -> T:
+            self._ensure_group(client, group)
+            try:
+                return call(client)
+            except redis.ResponseError as exc:
+                if "NOGROUP" not in str(exc) and "no such key" not in str(exc):
+                    raise
+                self._groups.discard(group)
+                self._ensure_group(client, group)
+                return call(client)
+
+        return self._run("outbox", run)
+
     def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
         def read(client: Client) -> list[OutboxItem]:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xreadgroup(group, consumer, {stream: ">"}, count=count)
@@ -423,11 +440,10 @@ class RedisStore(GameStore):
                     items.extend(_outbox_item(shard, mid, fields) for mid, fields in messages)
             return items
 
-        return self._run("outbox", read)
+        return self._in_group(group, read)
 
     def outbox_claim(self, group: str, consumer: str, min_idle_ms: int, count: int = 100) -> list[OutboxItem]:
         def claim(client: Client) -> list[OutboxItem]:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
@@ -436,7 +452,7 @@ class RedisStore(GameStore):
                 items.extend(_outbox_item(shard, mid, fields) for mid, fields in reply[1] if fields)
             return items
 
-        return self._run("outbox", claim)
+        return self._in_group(group, claim)
 
     def outbox_ack(self, group: str, items: Sequence[OutboxItem]) -> None:
         by_shard: dict[int, list[str]] = {}
@@ -455,7 +471,6 @@ class RedisStore(GameStore):
 
     def outbox_backlog(self, group: str) -> int:
         def backlog(client: Client) -> int:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xinfo_groups(stream)
@@ -466,7 +481,7 @@ class RedisStore(GameStore):
                         total += int(info.get("pending") or 0) + int(info.get("lag") or 0)
             return total
 
-        return self._run("outbox", backlog)
+        return self._in_group(group, backlog)
 
     def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
         def due(client: Client) -> list[tuple[str, float]]:
