@@ -104,6 +104,7 @@ class ArchiveCopier(OutboxConsumer):
         self._adopt(batch, done)
         self._snapshot(batch, done)
         written = self.archive.write(batch)
+        versions = {**written.versions, **self._fill_gaps(batch, written.versions)}
         now = self.clock()
         for item in done:
             metrics.CHANGE_LAG.observe(max(0.0, now - item.time_ms / 1000))
@@ -113,9 +114,37 @@ class ArchiveCopier(OutboxConsumer):
         metrics.MOVES.labels(result="inserted").inc(written.inserted)
         metrics.MOVES.labels(result="repeat").inc(written.repeated)
         metrics.MOVES.labels(result="conflict").inc(written.conflicts)
-        for game_id, version in written.versions.items():
+        for game_id, version in versions.items():
             self.store.release(game_id, version, self.cache_ttl)
         return done
+
+    def _fill_gaps(self, batch: Batch, versions: dict[str, int]) -> dict[str, int]:
+        """Versions missing below the ones this batch archived (taken by a copier that died and
+        not claimed yet, or trimmed from a full outbox before they were copied): copied from the
+        store's log, which has them. Returns the games' versions after."""
+        top: dict[str, int] = {}
+        for game_id, version in batch.moves:
+            top[game_id] = max(version, top.get(game_id, 0))
+        fill = Batch()
+        for game_id, archived in versions.items():
+            wanted = top.get(game_id, 0)
+            if archived >= wanted:
+                continue
+            entries = self.store.history(game_id, archived, wanted)
+            if entries is None or len(entries) != wanted - archived:
+                continue  # gone from the store: the versions come back from the outbox, or not
+            for offset, raw in enumerate(entries):
+                move = _move_at(game_id, archived + 1 + offset, raw)
+                fill.add_move(move)
+                if '"game_finished"' in move.events and _finishes(move.events):
+                    fill.finished.add(game_id)
+        if not fill.moves:
+            return {}
+        written = self.archive.write(fill)
+        metrics.MOVES.labels(result="inserted").inc(written.inserted)
+        metrics.MOVES.labels(result="repeat").inc(written.repeated)
+        metrics.MOVES.labels(result="conflict").inc(written.conflicts)
+        return written.versions
 
     # -- from outbox changes to rows ------------------------------------------------------------
 
@@ -185,10 +214,16 @@ class ArchiveCopier(OutboxConsumer):
 
 
 def _move(item: OutboxItem, version: int, raw: bytes) -> Move:
+    return _move_at(item.game_id, version, raw, item.time_ms)
+
+
+def _move_at(game_id: str, version: int, raw: bytes, time_ms: int | None = None) -> Move:
     entry = orjson.loads(raw)
-    at = entry.get("at") or datetime.fromtimestamp(item.time_ms / 1000, UTC).isoformat()
+    at = entry.get("at")
+    if not at:  # entries from before the log kept times: the change's, else now
+        at = datetime.fromtimestamp((time_ms or time.time() * 1000) / 1000, UTC).isoformat()
     return Move(
-        game_id=item.game_id,
+        game_id=game_id,
         version=version,
         seat=entry.get("seat"),
         type=str(entry["move"]["type"]),

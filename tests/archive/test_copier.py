@@ -145,6 +145,24 @@ def test_a_game_whose_create_never_reached_the_archive_is_copied_whole_from_the_
     assert query(database_url, "SELECT meta FROM game_secrets") == [(store.load(game_id).meta,)]
 
 
+def test_versions_that_never_reached_the_copier_are_filled_in_from_the_store(
+    store: GameStore, archive: Archive, database_url: str
+) -> None:
+    games = Games(store, Settings())
+    moves = script("rust_belt", 3, "gap")
+    game_id = create(games, "rust_belt", 3, "gap")["game_id"]
+    copier = copier_for(store, archive)
+    play(games, game_id, moves, 0, 3)
+    drain(copier)
+    play(games, game_id, moves, 3, 8)
+    # Versions 4-8 are trimmed from the outbox before any copier took them.
+    store.outbox_ack("archive", store.outbox_read("archive", "lost"))
+    play(games, game_id, moves, 8, 10)
+    drain(copier)
+    assert archived_entries(database_url, game_id) == list(enumerate(store.history(game_id), start=1))
+    assert query(database_url, "SELECT version FROM games") == [(10,)]
+
+
 def test_when_the_archive_fails_the_copier_holds_its_batch_and_takes_nothing_new(
     store: GameStore, archive: Archive, database_url: str
 ) -> None:

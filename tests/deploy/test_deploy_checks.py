@@ -164,10 +164,13 @@ def test_renderer_lists_every_manifest_once():
         [
             "ConfigMap",
             "Secret",
+            "Secret",  # the archive's DATABASE_URL
             "Deployment",
+            "Deployment",  # the archive copier
             "Service",
             "HorizontalPodAutoscaler",
             "PodDisruptionBudget",
+            "NetworkPolicy",
             "NetworkPolicy",
         ]
     )
@@ -222,6 +225,9 @@ _THIRD_PARTY_VARIABLES = {
     "PIP_NO_CACHE_DIR",
     "PIP_DISABLE_PIP_VERSION_CHECK",
     "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client's multi-process mode (and our gunicorn hooks)
+    "POSTGRES_USER",  # the postgres image's
+    "POSTGRES_PASSWORD",
+    "POSTGRES_DB",
 }
 
 
@@ -238,6 +244,11 @@ def _configured_variables() -> dict[str, set[str]]:
         env["name"]
         for c in deployment["spec"]["template"]["spec"]["containers"]
         for env in c.get("env", [])
+    }
+    archive = next(yaml.safe_load_all((REPO / "deploy" / "k8s" / "archive.yaml").read_text()))
+    pod = archive["spec"]["template"]["spec"]
+    found["k8s/archive.yaml"] = {
+        env["name"] for c in pod["containers"] + pod["initContainers"] for env in c.get("env", [])
     }
     compose = yaml.safe_load((REPO / "deploy" / "compose.yaml").read_text())
     found["compose.yaml"] = {
