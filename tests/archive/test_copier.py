@@ -210,3 +210,16 @@ def test_a_game_leaves_redis_early_only_once_every_version_is_archived(
     drain(copier)
     assert all(0 < t <= CACHE_TTL for t in ttls())
     store.close()
+
+
+def test_the_worker_gets_the_copier_as_a_job_when_there_is_an_archive(database_url: str) -> None:
+    from service.archive import jobs
+
+    store = MemoryStore()
+    assert jobs(store, Settings()) == []
+    [job] = jobs(store, Settings(database_url=database_url, cache_ttl=77), consumer="w1")
+    assert (job.name, job.group, job.consumer, job.cache_ttl) == ("archive", "archive", "w1", 77)
+    games = Games(store, Settings())
+    create(games, "rust_belt", 3, "job")
+    assert job.run_once() == 1 and job.backlog() == 0
+    job.archive.close()
