@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 import orjson
+import psycopg
 
 from service.store import GameStore, OutboxItem
 from service.worker.runner import OutboxConsumer
@@ -97,13 +98,23 @@ class ArchiveCopier(OutboxConsumer):
             except (ValueError, KeyError, TypeError):
                 # A change the copier cannot read stays pending (and is logged each time it is
                 # taken again): losing it silently would be worse.
+                metrics.BAD_CHANGES.inc()
                 log.exception("unreadable outbox change", extra={"fields": {
                     "event": "archive_bad_change", "game_id": item.game_id, "id": item.id}})
                 continue
             done.append(item)
         self._adopt(batch, done)
         self._snapshot(batch, done)
-        written = self.archive.write(batch)
+        try:
+            written = self.archive.write(batch)
+        except psycopg.Error:
+            # Not an outage (that is StoreUnavailable): PostgreSQL refused something in the
+            # batch. Each change alone, so that one bad change holds back only itself.
+            if len(done) == 1:
+                raise
+            log.exception("batch refused: archiving its changes one by one", extra={"fields": {
+                "event": "archive_batch_refused", "changes": len(done)}})
+            return [item for item in done if self._handle_alone(item)]
         versions = {**written.versions, **self._fill_gaps(batch, written.versions)}
         now = self.clock()
         for item in done:
@@ -117,6 +128,15 @@ class ArchiveCopier(OutboxConsumer):
         for game_id, version in versions.items():
             self.store.release(game_id, version, self.cache_ttl)
         return done
+
+    def _handle_alone(self, item: OutboxItem) -> bool:
+        try:
+            return bool(self.handle([item]))
+        except psycopg.Error:
+            metrics.BAD_CHANGES.inc()
+            log.exception("outbox change refused by the archive", extra={"fields": {
+                "event": "archive_bad_change", "game_id": item.game_id, "id": item.id}})
+            return False
 
     def _fill_gaps(self, batch: Batch, versions: dict[str, int]) -> dict[str, int]:
         """Versions missing below the ones this batch archived (taken by a copier that died and

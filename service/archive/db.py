@@ -300,10 +300,12 @@ class Archive:
             game = conn.execute(
                 "SELECT finished_at IS NOT NULL FROM games WHERE id = %s", [game_id]
             ).fetchone()
+            if game is None:
+                return None
             secrets = conn.execute(
                 "SELECT meta, state, state_version FROM game_secrets WHERE game_id = %s", [game_id]
             ).fetchone()
-            if game is None or secrets is None or secrets[0] is None or secrets[1] is None:
+            if secrets is None or secrets[0] is None or secrets[1] is None:
                 return None
             rows = conn.execute(
                 "SELECT version, entry FROM moves WHERE game_id = %s ORDER BY version", [game_id]

@@ -30,6 +30,11 @@ MOVES = Counter(
 )
 FAILURES = Counter(
     "aos_archive_batch_failures_total", "Batches that could not be written (PostgreSQL down).")
+BAD_CHANGES = Counter(
+    "aos_archive_bad_changes_total",
+    "Outbox changes the copier could not read or PostgreSQL refused: left pending, taken again "
+    "after the claim time, and logged each time (event archive_bad_change).",
+)
 RESTORES = Counter(
     "aos_archive_restores_total",
     "Games looked for in the archive because they were not in Redis, by outcome: restored, "

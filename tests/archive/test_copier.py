@@ -130,6 +130,23 @@ def test_another_entry_for_an_archived_version_is_counted_and_never_written(
     assert archived_entries(database_url, "g1") == [(1, b"first")]
 
 
+def test_a_change_postgresql_refuses_holds_back_only_itself(store: GameStore, archive: Archive,
+                                                             database_url: str) -> None:
+    games = Games(store, Settings())
+    good = create(games, "rust_belt", 3, "good")["game_id"]
+    bad = create(games, "rust_belt", 3, "bad")["game_id"]
+    play(games, good, script("rust_belt", 3, "good"), 0, 5)
+    entry = b'{"index":0,"seat":0,"move":{"type":"pass"},"events":[],"version":1,"at":"the day before"}'
+    store.commit(bad, expected_version=0, entries=[entry], ttl=60)
+    refused = metrics.BAD_CHANGES._value.get()
+    drain(copier_for(store, archive))
+    assert archived_entries(database_url, good) == list(enumerate(store.history(good), start=1))
+    assert archived_entries(database_url, bad) == []
+    assert query(database_url, "SELECT id FROM games ORDER BY id") == sorted([(good,), (bad,)])
+    assert metrics.BAD_CHANGES._value.get() - refused == 1
+    assert store.outbox_backlog("archive") == 1  # still pending: taken again later, not lost
+
+
 def test_a_game_whose_create_never_reached_the_archive_is_copied_whole_from_the_store(
     store: GameStore, archive: Archive, database_url: str
 ) -> None:
