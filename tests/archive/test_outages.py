@@ -10,9 +10,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from archive_games import archived_entries, create, play, query, script
+from pg_cluster import free_port
 
 from service.api.archiving import describe
 from service.api.config import Settings
@@ -140,4 +143,35 @@ def test_the_copier_killed_mid_copy_nothing_missing_nothing_twice(redis_url: str
         assert heir.wait(20) == 0, heir.stderr.read().decode()[-2000:]
     assert all(pending_of(f"doomed-{n}") == 0 for n in range(5))
     assert_archived_exactly(store, database_url, ids)
+
+    # Then Redis loses everything, and gunicorn's forked workers put the games back.
+    before = {g: (store.history(g), store.load_view(g)) for g in ids}
+    client.flushall()
+    port = free_port()
+    env = {**os.environ, "REDIS_URL": redis_url, "DATABASE_URL": database_url, "LOG_LEVEL": "warning"}
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    api = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "--config", str(ROOT / "deploy" / "gunicorn.conf.py"),
+         "--workers", "2", "--bind", f"127.0.0.1:{port}", "service.api:create_app()"],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        wait_until(lambda: _get(port, "/v1/health")[0] == 200, 30, "gunicorn")
+        for game_id, (log, (version, view)) in before.items():
+            status, body, etag = _get(port, f"/v1/games/{game_id}/history")
+            assert status == 200 and body == b"[" + b",".join(log) + b"]" and etag == f'"{version}"'
+            assert _get(port, f"/v1/games/{game_id}")[1] == view
+    finally:
+        api.send_signal(signal.SIGTERM)
+        api.wait(30)
     store.close()
+
+
+def _get(port: int, path: str) -> tuple[int, bytes, str | None]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return response.status, response.read(), response.headers.get("ETag")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read(), None
+    except OSError:
+        return 0, b"", None
