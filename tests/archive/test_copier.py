@@ -100,6 +100,23 @@ def test_an_active_game_keeps_a_state_every_few_versions(store: GameStore, archi
     assert seed == [(None, None)]  # secret while the game is active
 
 
+def test_meta_only_changes_update_the_archived_meta_and_never_go_back(
+    store: GameStore, archive: Archive, database_url: str
+) -> None:
+    games = Games(store, Settings())
+    game_id = create(games, "rust_belt", 3, "meta")["game_id"]
+    meta = orjson.loads(store.load(game_id).meta)
+    for n in (1, 2):  # e.g. a seat's programmed orders, written without a move
+        store.commit(game_id, expected_version=0, ttl=60, meta=orjson.dumps({**meta, "orders": n}))
+    items = store.outbox_read("archive", "x")
+    assert [i.entries for i in items] == [[], [], []] and items[0].created
+    copier = copier_for(store, archive)
+    copier.handle(items[::-1])  # out of order, as after a takeover: the newest still wins
+    copier.handle(items[:2])
+    [(archived,)] = query(database_url, "SELECT meta FROM game_secrets")
+    assert orjson.loads(archived)["orders"] == 2 and archived == store.load(game_id).meta
+
+
 def test_a_batch_written_again_changes_nothing(store: GameStore, archive: Archive,
                                                database_url: str) -> None:
     games = Games(store, Settings())
