@@ -109,12 +109,16 @@ class ArchiveCopier(OutboxConsumer):
             written = self.archive.write(batch)
         except psycopg.Error:
             # Not an outage (that is StoreUnavailable): PostgreSQL refused something in the
-            # batch. Each change alone, so that one bad change holds back only itself.
-            if len(done) == 1:
-                raise
-            log.exception("batch refused: archiving its changes one by one", extra={"fields": {
-                "event": "archive_batch_refused", "changes": len(done)}})
-            return [item for item in done if self._handle_alone(item)]
+            # batch. Each change alone, so that one bad change holds back only itself; that
+            # one stays pending, to be taken again after the claim time.
+            if len(done) > 1:
+                log.exception("batch refused: archiving its changes one by one", extra={"fields": {
+                    "event": "archive_batch_refused", "changes": len(done)}})
+                return [item for item in done if self.handle([item])]
+            metrics.BAD_CHANGES.inc()
+            log.exception("outbox change refused by the archive", extra={"fields": {
+                "event": "archive_bad_change", "game_id": done[0].game_id, "id": done[0].id}})
+            return []
         versions = {**written.versions, **self._fill_gaps(batch, written.versions)}
         now = self.clock()
         for item in done:
@@ -128,15 +132,6 @@ class ArchiveCopier(OutboxConsumer):
         for game_id, version in versions.items():
             self.store.release(game_id, version, self.cache_ttl)
         return done
-
-    def _handle_alone(self, item: OutboxItem) -> bool:
-        try:
-            return bool(self.handle([item]))
-        except psycopg.Error:
-            metrics.BAD_CHANGES.inc()
-            log.exception("outbox change refused by the archive", extra={"fields": {
-                "event": "archive_bad_change", "game_id": item.game_id, "id": item.id}})
-            return False
 
     def _fill_gaps(self, batch: Batch, versions: dict[str, int]) -> dict[str, int]:
         """Versions missing below the ones this batch archived (taken by a copier that died and

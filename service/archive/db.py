@@ -188,6 +188,8 @@ class Archive:
         """Writes a batch in one transaction: all of it or none of it. Every write is a no-op
         when repeated, so a batch copied twice (its copier died before acknowledging it) leaves
         the archive as once."""
+        # Rows are written in game order, so that two copiers' batches that touch the same
+        # games lock them in the same order (no deadlock).
         games = sorted(batch.games())
         with self.transaction("write") as conn:
             if batch.headers:
@@ -199,7 +201,7 @@ class Archive:
                        ON CONFLICT (id) DO UPDATE SET seed = EXCLUDED.seed
                        WHERE games.seed IS NULL AND EXCLUDED.seed IS NOT NULL""",
                     [(g, h.map, _json(h.players), _json(h.options), h.rules_version,
-                      h.seed_commitment, h.seed, h.created_ms) for g, h in batch.headers.items()],
+                      h.seed_commitment, h.seed, h.created_ms) for g, h in sorted(batch.headers.items())],
                 )
             inserted, repeated, conflicts = self._write_moves(conn, list(batch.moves.values()))
             if batch.metas:
@@ -212,7 +214,8 @@ class Archive:
                        WHERE game_secrets.meta IS NULL
                           OR (game_secrets.meta_version, game_secrets.meta_change)
                              < (EXCLUDED.meta_version, EXCLUDED.meta_change)""",
-                    [(g, meta, version, list(change)) for g, (meta, version, change) in batch.metas.items()],
+                    [(g, meta, version, list(change))
+                     for g, (meta, version, change) in sorted(batch.metas.items())],
                 )
             if batch.states:
                 conn.cursor().executemany(
@@ -221,7 +224,7 @@ class Archive:
                        SET state = EXCLUDED.state, state_version = EXCLUDED.state_version
                        WHERE game_secrets.state IS NULL
                           OR game_secrets.state_version < EXCLUDED.state_version""",
-                    [(g, state, version) for g, (version, state) in batch.states.items()],
+                    [(g, state, version) for g, (version, state) in sorted(batch.states.items())],
                 )
             finishing = sorted(batch.finished | set(batch.headers))
             if finishing:
@@ -241,6 +244,7 @@ class Archive:
     def _write_moves(conn: psycopg.Connection, moves: list[Move]) -> tuple[int, int, int]:
         if not moves:
             return 0, 0, 0
+        moves = sorted(moves, key=lambda m: (m.game_id, m.version))
         columns = [
             [m.game_id for m in moves], [m.version for m in moves], [m.seat for m in moves],
             [m.type for m in moves], [m.move for m in moves], [m.events for m in moves],
