@@ -6,7 +6,8 @@
 #   from Debian's packages, those missing of: redis-server and redis-tools (the tests start their
 #     own Redis servers on free ports), curl and jq (the README's walk-through), shellcheck and
 #     util-linux's unshare (deploy/check.sh, offline), chromium (the browser tests, driven by
-#     Playwright; never `playwright install`) and libcairo2 (cairosvg renders the board).
+#     Playwright; never `playwright install`), libcairo2 (cairosvg renders the board) and
+#     postgresql (the archive's tests run initdb and pg_ctl on clusters of their own).
 # Then: ruff over the tree, and pytest.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,6 +19,8 @@ for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq shel
   command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
 done
 dpkg-query -W -f='${Status}' libcairo2 2>/dev/null | grep -q 'ok installed' || missing="$missing libcairo2"
+# PostgreSQL for the archive's tests, which run initdb and pg_ctl on clusters of their own.
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing="$missing postgresql"
 if [ -n "$missing" ]; then
   echo "test.sh: installing$missing from Debian's packages (before the tests)" >&2
   as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

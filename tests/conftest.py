@@ -1,15 +1,20 @@
-"""Shared fixtures: real redis-server processes that the tests start on free ports and stop, and
-the store contract's two implementations over them."""
+"""Shared fixtures: real redis-server processes and PostgreSQL clusters that the tests start on
+free ports and stop, the store contract's two implementations over them, a live HTTP server and a
+real browser."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 import redis
 
@@ -116,6 +121,8 @@ def store(request: pytest.FixtureRequest) -> Iterator[GameStore]:
     store = RedisStore(request.getfixturevalue("redis_url"))
     yield store
     store.close()
+
+
 # ---- a real HTTP server and a real browser -----------------------------------------------------
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package; test.sh installs it
@@ -171,3 +178,79 @@ def browser() -> Iterator[object]:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+# -- PostgreSQL, for the archive ------------------------------------------------------------------
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+from pg_cluster import PostgresCluster  # noqa: E402
+
+
+class Databases:
+    """Databases on one PostgreSQL server: each test gets a fresh one, cloned from a template
+    that has the archive's schema."""
+
+    def __init__(self, admin_url: str) -> None:
+        self.admin_url = admin_url
+        self._count = itertools.count()
+        self._names: list[str] = []
+        self.template_name = f"aos_archive_template_{os.getpid()}"
+        self.template = self.create(migrated=False, name=self.template_name)
+        from service.archive.migrate import migrate
+
+        migrate(self.template)
+
+    def _url(self, name: str) -> str:
+        base, _, _ = self.admin_url.rpartition("/")
+        return f"{base}/{name}"
+
+    def create(self, *, migrated: bool = True, name: str | None = None) -> str:
+        name = name or f"aos_test_{os.getpid()}_{next(self._count)}"
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            template = f' TEMPLATE "{self.template_name}"' if migrated else ""
+            conn.execute(f'CREATE DATABASE "{name}"{template}')
+        self._names.append(name)
+        return self._url(name)
+
+    def drop_all(self) -> None:
+        with psycopg.connect(self.admin_url, autocommit=True) as conn:
+            for name in reversed(self._names):
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Databases]:
+    """A PostgreSQL server for the session: AOS_TEST_DATABASE_URL's (a DSN with the right to
+    create databases) when given, else a private cluster started here and removed after."""
+    given = os.environ.get("AOS_TEST_DATABASE_URL")
+    if given:
+        databases = Databases(given)
+        yield databases
+        databases.drop_all()
+        return
+    cluster = PostgresCluster()
+    cluster.start()
+    try:
+        yield Databases(cluster.url())
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def database_url(postgres: Databases) -> str:
+    """A fresh database with the archive's schema, for this test alone."""
+    return postgres.create()
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[PostgresCluster]:
+    """A PostgreSQL cluster of the test's own, to stop and start (the archive migrated in its
+    `postgres` database)."""
+    cluster = PostgresCluster()
+    cluster.start()
+    from service.archive.migrate import migrate
+
+    migrate(cluster.url())
+    try:
+        yield cluster
+    finally:
+        cluster.remove()

@@ -27,6 +27,11 @@ class Settings:
     rate_limit_exempt: str = ""  # addresses or networks never limited (a host's own backend)
     trusted_proxies: str = "127.0.0.1"  # FORWARDED_ALLOW_IPS, as gunicorn reads it
     redis_timeout: float = 1.0
+    # The archive (PostgreSQL; none when unset). With it Redis is a cache: a game whose every
+    # version is archived leaves Redis after cache_ttl seconds unread, and is put back from the
+    # archive when it is asked for again.
+    database_url: str | None = None
+    cache_ttl: int = 24 * 3600
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -38,6 +43,7 @@ class Settings:
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
             "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
             "max_record_moves": "AOS_MAX_RECORD_MOVES",
+            "cache_ttl": "AOS_CACHE_TTL",
         }
         values: dict[str, object] = {field: int(env[var]) for field, var in names.items() if var in env}
         texts = {
@@ -55,6 +61,8 @@ class Settings:
         storage = env.get("AOS_RATE_LIMIT_STORAGE") or env.get("REDIS_URL")
         if storage:
             values["rate_limit_storage"] = storage
+        # An empty DATABASE_URL (a Secret's placeholder, compose's `${DATABASE_URL:-}`) means none.
+        values["database_url"] = env.get("DATABASE_URL") or None
         if "AOS_REDIS_TIMEOUT" in env:
             values["redis_timeout"] = float(env["AOS_REDIS_TIMEOUT"])
         return cls(**values)

@@ -8,6 +8,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 import orjson
 
@@ -16,10 +17,12 @@ from service.engine.errors import IllegalMove, SetupError
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, clocks, metrics, orders, timeline, tokens
+from . import admin, archiving, clocks, metrics, orders, timeline, tokens
 from .config import Settings
 from .problems import ApiError
 from .responses import etag, etag_matches
+
+T = TypeVar("T")
 
 SEP = b"\n"
 # An Idempotency-Key on a create stands for the seats' tokens (a retry shows them again), so it
@@ -95,6 +98,18 @@ def full_view(state: dict, game_id: str, version: int, *, takeback: dict | None 
             "clock": clocks.public(clock), "deadline": deadline}
 
 
+def render_at(state: dict, game_id: str, version: int, meta: bytes,
+              entries: Sequence[dict]) -> tuple[bytes, float | None]:
+    """The stored view of a past version and its clock's deadline (unix seconds, or None), made
+    again from the state then, the game's metadata and the log's first `version` entries: the
+    pending takeback and the deadline come from the log."""
+    clock = clocks.of_meta(orjson.loads(meta))
+    since = clocks.since_ms(clock, entries[version - 1] if version > 0 else None)
+    view = full_view(state, game_id, version, takeback=timeline.pending_takeback(entries[:version]),
+                     clock=clock, since_ms=since)
+    return orjson.dumps(view), clocks.deadline_seconds(clocks.deadline_ms(clock, state, since))
+
+
 def view_bytes(state: dict, game_id: str, version: int, meta: bytes, at_ms: int,
                takeback: dict | None = None) -> bytes:
     """The stored view of a version committed at `at_ms`, for a game with this metadata."""
@@ -114,26 +129,29 @@ class Games:
     def __init__(self, store: GameStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
+        # With an archive, a game that left the store is put back from it (archiving.py).
+        self.restore = archiving.restorer(store, settings, render_at)
 
     # -- reading ------------------------------------------------------------------------------
 
-    def load(self, game_id: str, *, with_view: bool = False) -> Stored:
-        stored = self.store.load(game_id, with_view=with_view)
-        if stored is None:
+    def found(self, game_id: str, read: Callable[[], T | None]) -> T:
+        """`read()` of a game from the store; a game not there (expired, evicted, flushed) is
+        put back from the archive, if there is one, and read again before the answer is 404."""
+        value = read()
+        if value is None and self.restore(game_id):
+            value = read()
+        if value is None:
             raise not_found(game_id)
-        return stored
+        return value
+
+    def load(self, game_id: str, *, with_view: bool = False) -> Stored:
+        return self.found(game_id, lambda: self.store.load(game_id, with_view=with_view))
 
     def view(self, game_id: str) -> tuple[int, bytes]:
-        found = self.store.load_view(game_id)
-        if found is None:
-            raise not_found(game_id)
-        return found
+        return self.found(game_id, lambda: self.store.load_view(game_id))
 
     def version(self, game_id: str) -> int:
-        version = self.store.version(game_id)
-        if version is None:
-            raise not_found(game_id)
-        return version
+        return self.found(game_id, lambda: self.store.version(game_id))
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
         # Frontends, bots and spectators ask for the same turn's moves; working them out is the
@@ -179,10 +197,7 @@ class Games:
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
-        clock = clocks.of_meta(orjson.loads(stored.meta))
-        since = clocks.since_ms(clock, entries[version - 1] if version > 0 else None)
-        return orjson.dumps(full_view(state, game_id, version, takeback=timeline.pending_takeback(entries),
-                                      clock=clock, since_ms=since))
+        return render_at(state, game_id, version, stored.meta, entries)[0]
 
     def entries(self, game_id: str, stored: Stored) -> list[dict]:
         """The log entries that made `stored` (the log only grows: its first `version` entries

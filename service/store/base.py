@@ -22,8 +22,9 @@ class StoreUnavailable(Exception):
     """The store cannot be reached or did not answer in time; nothing is known to have changed.
 
     `op` names the store operation (`create`, `commit`, `meta`, `load`, `history`, `idempotency`,
-    `ping`, `outbox`, `clocks`, `deliveries`) and `kind` the failure (`connection`, `timeout`,
-    `oom`, `other`): the labels of the aos_store_errors_total metric."""
+    `ping`, `outbox`, `clocks`, `deliveries`, `release`; `archive` for the PostgreSQL archive) and
+    `kind` the failure (`connection`, `timeout`, `oom`, `other`): the labels of the
+    aos_store_errors_total metric."""
 
     def __init__(self, message: str, *, op: str = "unknown", kind: str = "other") -> None:
         super().__init__(message)
@@ -226,6 +227,14 @@ class GameStore(ABC):
     def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
         """Keeps a value derived from the game for `ttl` seconds. Its name must say which
         version it was derived from: nothing clears it when the game moves on."""
+
+    def release(self, game_id: str, version: int, ttl: int) -> bool:
+        """The game's every version up to `version` is kept elsewhere (the archive), from where
+        it can be put back: if the game is still at `version`, let it expire `ttl` seconds after
+        its last read instead of its usual time (never later than that). Its next commit brings
+        the usual expiry back. Returns whether the game was still at `version`. A store that
+        cannot do this keeps the game for its usual time, which is always safe."""
+        return False
 
     # -- what the worker takes from the commits -----------------------------------------------
 

@@ -281,6 +281,15 @@ class MemoryStore(GameStore):
             self._queue(game_id, game.version, [], meta=meta)
             return Outcome.APPLIED
 
+    def release(self, game_id: str, version: int, ttl: int) -> bool:
+        with self._lock:
+            game = self._live(game_id)
+            if game is None or game.version != version:
+                return False
+            game.ttl = min(ttl, game.ttl)
+            game.expires = self._clock() + game.ttl
+            return True
+
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         with self._lock:
             game = self._live(game_id, read=True)

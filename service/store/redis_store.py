@@ -177,6 +177,19 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'g', ARGV[3], 'v', vers
 return 'applied'
 """
 
+# A game whose versions are archived gets the short expiry, if it is still at the archived
+# version, and never a longer one than it has. KEYS: state, log. ARGV: version, ttl
+_RELEASE = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+local ttl = tonumber(ARGV[2])
+local current = tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0')
+if current > 0 and current < ttl then ttl = current end
+redis.call('HSET', KEYS[1], 'ttl', ttl)
+redis.call('EXPIRE', KEYS[1], ttl)
+redis.call('EXPIRE', KEYS[2], ttl)
+return 1
+"""
+
 # A range of the log, or nil when the game does not exist: one atomic read. KEYS: state, log
 # ARGV: start, stop (inclusive, -1 for the end)
 _HISTORY = """
@@ -326,6 +339,7 @@ class RedisStore(GameStore):
                     self._queue_deliveries = client.register_script(_QUEUE_DELIVERIES)
                     self._claim_deliveries = client.register_script(_CLAIM_DELIVERIES)
                     self._finish_delivery = client.register_script(_FINISH_DELIVERY)
+                    self._release = client.register_script(_RELEASE)
                     self._client, self._pid = client, os.getpid()
                     self._groups = set()
         return self._client
@@ -458,6 +472,12 @@ class RedisStore(GameStore):
         reply = self._run("meta", lambda client: self._replace_meta(keys=keys, args=args, client=client))
         return Outcome(reply.decode())
 
+    def release(self, game_id: str, version: int, ttl: int) -> bool:
+        keys = game_keys(game_id, self._prefix)
+        return bool(self._run(
+            "release", lambda c: self._release(keys=[keys.state, keys.log], args=[version, ttl], client=c)
+        ))
+
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         keys = game_keys(game_id, self._prefix)
         args = [start, -1 if stop is None else stop - 1]
@@ -495,9 +515,26 @@ class RedisStore(GameStore):
                 raise reply
         self._groups.add(group)
 
+    def _in_group(self, group: str, call: Callable[[Client], T]) -> T:
+        """`call` on the outbox as `group`, which is made first if need be. Redis may have lost
+        the streams and their groups since (FLUSHALL, a restart without persistence): then the
+        group is made again, and the consumer starts from what the streams hold now."""
+
+        def run(client: Client) -> T:
+            self._ensure_group(client, group)
+            try:
+                return call(client)
+            except redis.ResponseError as exc:
+                if "NOGROUP" not in str(exc) and "no such key" not in str(exc):
+                    raise
+                self._groups.discard(group)
+                self._ensure_group(client, group)
+                return call(client)
+
+        return self._run("outbox", run)
+
     def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
         def read(client: Client) -> list[OutboxItem]:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xreadgroup(group, consumer, {stream: ">"}, count=count)
@@ -507,11 +544,10 @@ class RedisStore(GameStore):
                     items.extend(_outbox_item(shard, mid, fields) for mid, fields in messages)
             return items
 
-        return self._run("outbox", read)
+        return self._in_group(group, read)
 
     def outbox_claim(self, group: str, consumer: str, min_idle_ms: int, count: int = 100) -> list[OutboxItem]:
         def claim(client: Client) -> list[OutboxItem]:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xautoclaim(stream, group, consumer, min_idle_ms, start_id="0-0", count=count)
@@ -520,7 +556,7 @@ class RedisStore(GameStore):
                 items.extend(_outbox_item(shard, mid, fields) for mid, fields in reply[1] if fields)
             return items
 
-        return self._run("outbox", claim)
+        return self._in_group(group, claim)
 
     def outbox_ack(self, group: str, items: Sequence[OutboxItem]) -> None:
         by_shard: dict[int, list[str]] = {}
@@ -539,7 +575,6 @@ class RedisStore(GameStore):
 
     def outbox_backlog(self, group: str) -> int:
         def backlog(client: Client) -> int:
-            self._ensure_group(client, group)
             pipe = client.pipeline(transaction=False)
             for stream in self._outboxes():
                 pipe.xinfo_groups(stream)
@@ -550,7 +585,7 @@ class RedisStore(GameStore):
                         total += int(info.get("pending") or 0) + int(info.get("lag") or 0)
             return total
 
-        return self._run("outbox", backlog)
+        return self._in_group(group, backlog)
 
     def due_clocks(self, now: float, limit: int = 100) -> list[tuple[str, float]]:
         def due(client: Client) -> list[tuple[str, float]]:

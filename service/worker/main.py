@@ -22,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
+from service import archive
 from service.api import logs
 from service.api.config import Settings
 from service.api.gameplay import Games
@@ -70,13 +71,15 @@ def consumer_name() -> str:
 
 
 def build_jobs(games: Games, settings: WorkerSettings, consumer: str) -> list[Job]:
-    """Every background job, in the order a round runs them. Add new jobs here (the archive
-    copier is one: an OutboxConsumer of its own group)."""
+    """Every background job, in the order a round runs them: the clocks, the webhooks, and
+    with DATABASE_URL the archive's copier (an OutboxConsumer of its own group). Add new jobs
+    here."""
     store = games.store
     return [
         ClockJob(games, lease_seconds=settings.clock_lease_seconds, per_shard=settings.clocks_per_shard),
         WebhookOutbox(store, consumer, claim_idle_ms=settings.claim_idle_ms),
         WebhookDeliveries(store, settings, private_ok=addresses.allow_private()),
+        *archive.jobs(store, games.settings, consumer=consumer, claim_idle_ms=settings.claim_idle_ms),
         QueueGauges(store),
     ]
 

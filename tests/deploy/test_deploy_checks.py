@@ -177,6 +177,7 @@ def test_renderer_lists_every_manifest_once():
         [
             "ConfigMap",
             "Secret",
+            "Secret",  # the archive's DATABASE_URL
             "Deployment",
             "Deployment",  # the worker
             "Service",
@@ -237,6 +238,9 @@ _THIRD_PARTY_VARIABLES = {
     "PIP_NO_CACHE_DIR",
     "PIP_DISABLE_PIP_VERSION_CHECK",
     "PROMETHEUS_MULTIPROC_DIR",  # prometheus_client's multi-process mode (and our gunicorn hooks)
+    "POSTGRES_USER",  # the postgres image's
+    "POSTGRES_PASSWORD",
+    "POSTGRES_DB",
 }
 
 
