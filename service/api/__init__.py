@@ -10,7 +10,7 @@ from flask import Flask
 
 from service.store import GameStore, store_from_env
 
-from . import instrumentation, logs, metrics, problems
+from . import events, instrumentation, logs, metrics, problems
 from .config import Settings
 from .gameplay import Games
 from .routes import bp
@@ -39,5 +39,6 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     problems.install(app)
     instrumentation.install(app)
     app.register_blueprint(bp)
+    events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -16,6 +16,11 @@ class Settings:
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
+    # Live updates (service/api/events.py): a stream's heartbeat interval and lifetime (then
+    # the client resumes), and the longest `Prefer: wait` honoured (the contract says 60).
+    events_heartbeat: float = 15.0
+    events_lifetime: float = 3600.0
+    long_poll_max: int = 60
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -27,4 +32,11 @@ class Settings:
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
             "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
         }
-        return cls(**{field: int(env[var]) for field, var in names.items() if var in env})
+        values: dict[str, object] = {field: int(env[var]) for field, var in names.items() if var in env}
+        seconds = {"events_heartbeat": "AOS_EVENTS_HEARTBEAT", "events_lifetime": "AOS_EVENTS_LIFETIME"}
+        for field, var in seconds.items():
+            if env.get(var, "").strip():
+                values[field] = float(env[var])
+        if env.get("AOS_LONG_POLL_MAX", "").strip():
+            values["long_poll_max"] = min(60, int(env["AOS_LONG_POLL_MAX"]))
+        return cls(**values)

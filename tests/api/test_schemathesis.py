@@ -15,7 +15,9 @@ from service.api import create_app
 from service.api.config import Settings
 from service.store import MemoryStore
 
-app = create_app(store=MemoryStore(), settings=Settings())
+# Event streams and long-polls of the real game would wait for moves nobody makes: bounded here.
+app = create_app(store=MemoryStore(),
+                 settings=Settings(events_heartbeat=0.05, events_lifetime=0.2, long_poll_max=1))
 schema = schemathesis.openapi.from_wsgi("/v1/openapi.yaml", app)
 
 _client = app.test_client()
