@@ -535,7 +535,8 @@ class Generator:
         for path, item in self.spec["paths"].items():
             shared = [self.deref(p, "parameters") for p in item.get("parameters", [])]
             for method, op in item.items():
-                if method not in HTTP_METHODS:
+                # `x-client: hand-written`: the method is written by hand (a stream: streams.py).
+                if method not in HTTP_METHODS or op.get("x-client") == "hand-written":
                     continue
                 own = [self.deref(p, "parameters") for p in op.get("parameters", [])]
                 names = {(p["in"], p["name"]) for p in own}
@@ -937,7 +938,8 @@ from urllib.parse import quote
 import requests
 
 from .errors import ApiError, error_for
-{model_imports}
+{model_imports}from .streams import LiveUpdates
+
 API_VERSION = "{api_version}"
 DEFAULT_TIMEOUT = 10.0
 RETRY_STATUSES = frozenset({{429, 503}})
@@ -959,7 +961,7 @@ def _encode_body(body: Any) -> Any:
     return to_dict() if callable(to_dict) else body
 
 
-class AosClient:
+class AosClient(LiveUpdates):
     """A client of {title} {api_version}.
 
         api = AosClient("http://127.0.0.1:8000")

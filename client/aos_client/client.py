@@ -40,6 +40,7 @@ from .models import (
     Verdict,
     _list_of,
 )
+from .streams import LiveUpdates
 
 API_VERSION = "1.0.0"
 DEFAULT_TIMEOUT = 10.0
@@ -62,7 +63,7 @@ def _encode_body(body: Any) -> Any:
     return to_dict() if callable(to_dict) else body
 
 
-class AosClient:
+class AosClient(LiveUpdates):
     """A client of Age of Steam rules as a service 1.0.0.
 
         api = AosClient("http://127.0.0.1:8000")
@@ -245,9 +246,16 @@ class AosClient:
         game_id: GameId,
         *,
         if_none_match: int | str | None = None,
+        prefer: str | None = None,
         timeout: float | None = None,
     ) -> GameView | None:
         """The game view.
+
+        With `If-None-Match: "<version>"` it is `304` while the game is at that version. Adding
+        `Prefer: wait=<seconds>` makes it a long-poll: the answer is held until the game moves (then
+        `200` with the new view, at once) or the wait runs out (then `304`). The service waits at
+        most 60 s (`Preference-Applied` says how long it would wait); a client that waits longer
+        asks again. For clients that cannot hold an events stream open.
 
         `GET /v1/games/{game_id}` (operationId `getGame`).
 
@@ -256,7 +264,7 @@ class AosClient:
         data = self._request(
             "GET",
             f"/v1/games/{_quote(game_id)}",
-            headers={"If-None-Match": _etag(if_none_match)},
+            headers={"If-None-Match": _etag(if_none_match), "Prefer": prefer},
             expect="json",
             not_modified=True,
             timeout=timeout,
@@ -385,6 +393,49 @@ class AosClient:
             timeout=timeout,
         )
         return Record.from_dict(data)
+
+    def get_watch_page(self, game_id: GameId, *, timeout: float | None = None) -> str:
+        """A page for spectators.
+
+        One HTML page that shows the board (`board.svg`) and the move log, live from the events
+        stream. It loads nothing from elsewhere: its script and style are `/v1/watch.js` and
+        `/v1/watch.css`, under a strict `Content-Security-Policy`.
+
+        `GET /v1/games/{game_id}/watch` (operationId `getWatchPage`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{_quote(game_id)}/watch",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_watch_script(self, *, timeout: float | None = None) -> str:
+        """The spectator page's script.
+
+        `GET /v1/watch.js` (operationId `getWatchScript`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/watch.js",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_watch_style(self, *, timeout: float | None = None) -> str:
+        """The spectator page's style sheet.
+
+        `GET /v1/watch.css` (operationId `getWatchStyle`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/watch.css",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
 
     def list_maps(self, *, timeout: float | None = None) -> list[MapSummary]:
         """The maps, with player range, rounds per player count and options.

@@ -694,6 +694,82 @@ class Event(_Model):
 
 
 @dataclass(kw_only=True)
+class HistoryEntry(_Model):
+    """The `HistoryEntry` object."""
+
+    _FIELDS = (
+        ("index", "index", True),
+        ("seat", "seat", True),
+        ("move", "move", True),
+        ("events", "events", True),
+        ("version", "version", True),
+        ("at", "at", True),
+        ("by", "by", False),
+    )
+    _REQUIRED = ("index", "seat", "move", "events", "version", "at")
+
+    index: int
+    seat: Seat
+    move: Move
+    events: list[Event]
+    version: Version
+    # When this version was committed (RFC 3339, UTC, milliseconds).
+    at: str
+    # Present when the server made this move for the seat: by the seat's programmed orders, or by
+    # its clock running out.
+    by: Literal["orders", "clock"] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HistoryEntry:
+        return cls(
+            index=d["index"],
+            seat=d["seat"],
+            move=Move.from_dict(d["move"]),
+            events=_list_of(Event.from_dict)(d["events"]),
+            version=d["version"],
+            at=d["at"],
+            by=d.get("by"),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
+class GameEvent(HistoryEntry):
+    """One version of a game on its events stream: the version's history entry and the game view after
+    it. `version` is also the SSE event's `id`.
+    """
+
+    _FIELDS = (
+        ("index", "index", True),
+        ("seat", "seat", True),
+        ("move", "move", True),
+        ("events", "events", True),
+        ("version", "version", True),
+        ("at", "at", True),
+        ("by", "by", False),
+        ("game", "game", True),
+    )
+    _REQUIRED = ("index", "seat", "move", "events", "version", "at", "game")
+
+    game: GameView
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> GameEvent:
+        return cls(
+            index=d["index"],
+            seat=d["seat"],
+            move=Move.from_dict(d["move"]),
+            events=_list_of(Event.from_dict)(d["events"]),
+            version=d["version"],
+            at=d["at"],
+            by=d.get("by"),
+            game=GameView.from_dict(d["game"]),
+            extra=_extra(d, cls._FIELDS),
+        )
+
+
+@dataclass(kw_only=True)
 class GetHealthResponse(_Model):
     """The `GetHealthResponse` object."""
 
@@ -811,47 +887,6 @@ class HexTrackTrack(_Model):
         return cls(
             edges=d["edges"],
             owner=d["owner"],
-            extra=_extra(d, cls._FIELDS),
-        )
-
-
-@dataclass(kw_only=True)
-class HistoryEntry(_Model):
-    """The `HistoryEntry` object."""
-
-    _FIELDS = (
-        ("index", "index", True),
-        ("seat", "seat", True),
-        ("move", "move", True),
-        ("events", "events", True),
-        ("version", "version", True),
-        ("at", "at", True),
-        ("by", "by", False),
-    )
-    _REQUIRED = ("index", "seat", "move", "events", "version", "at")
-
-    index: int
-    seat: Seat
-    move: Move
-    events: list[Event]
-    version: Version
-    # When this version was committed (RFC 3339, UTC, milliseconds).
-    at: str
-    # Present when the server made this move for the seat: by the seat's programmed orders, or by
-    # its clock running out.
-    by: Literal["orders", "clock"] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> HistoryEntry:
-        return cls(
-            index=d["index"],
-            seat=d["seat"],
-            move=Move.from_dict(d["move"]),
-            events=_list_of(Event.from_dict)(d["events"]),
-            version=d["version"],
-            at=d["at"],
-            by=d.get("by"),
             extra=_extra(d, cls._FIELDS),
         )
 
