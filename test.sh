@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/bootstrap.sh test
-# Debian packages the tests use: a real Redis, and curl and jq for the README's walk-through.
+# Debian packages the tests use: a real Redis, curl and jq for the README's walk-through, and
+# Chromium for the browser tests (driven by the playwright package; never `playwright install`).
 missing=""
-for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq; do
+for tool in redis-server:redis-server redis-cli:redis-tools curl:curl jq:jq chromium:chromium; do
   command -v "${tool%%:*}" >/dev/null || missing="$missing ${tool#*:}"
 done
 if [ -n "$missing" ]; then

@@ -137,6 +137,24 @@ def on_starting(server):
         stale.unlink()
 
 
+def post_worker_init(worker):
+    """On SIGTERM a worker stops taking connections and waits up to graceful_timeout for the
+    open ones: open event streams and long-polls are told to end at once, so that their clients
+    resume on another worker or instance instead of holding the shutdown up."""
+    import signal
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum, frame):
+        from service.live import stop_watching
+
+        stop_watching()
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def child_exit(server, worker):
     """A worker is gone: drop its live gauges (its counters stay, so totals never go back)."""
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -101,3 +101,60 @@ def durable_redis(tmp_path: Path) -> Iterator[RedisServer]:
     server.start()
     yield server
     server.stop()
+
+
+# ---- a real HTTP server and a real browser -----------------------------------------------------
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's package; test.sh installs it
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+
+
+class LiveServer:
+    """A WSGI app behind werkzeug's threaded HTTP server on a free port of 127.0.0.1."""
+
+    def __init__(self, app: object, host: str = "127.0.0.1") -> None:
+        import threading
+
+        from werkzeug.serving import make_server
+
+        self.server = make_server(host, free_port(), app, threaded=True)
+        self.url = f"http://{host}:{self.server.server_port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+@pytest.fixture
+def live_server() -> Iterator[object]:
+    """A factory: `live_server(app)` serves a WSGI app until the test ends, returns its URL."""
+    servers: list[LiveServer] = []
+
+    def serve(app: object) -> str:
+        servers.append(LiveServer(app))
+        return servers[-1].url
+
+    yield serve
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Headless Chromium (Debian's) driven by Playwright; a test opens its own page."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: ./test.sh installs Debian's chromium"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()

@@ -177,7 +177,7 @@ def not_modified(game_id: str, if_none_match: str, prefer: str | None) -> tuple[
             if not etag_matches(if_none_match, version):
                 return None, applied
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
+            if remaining <= 0 or live().hub.stopping:
                 return Response(status=304, headers={"ETag": etag(version), **applied}), {}
             watch.wait(remaining)
 

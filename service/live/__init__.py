@@ -2,7 +2,7 @@
 one subscription. Knows bytes and versions, never rules: the events themselves come from a
 `Source` (the API's, service/api/event_source.py)."""
 
-from .hub import Batch, Event, Feed, GameGone, Hub, Source, VersionAhead, Watch
+from .hub import Batch, Event, Feed, GameGone, Hub, Source, VersionAhead, Watch, stop_watching
 from .notices import RedisNotices, notices_for
 from .stream import FRAMINGS, NDJSON, SSE, follow
 
@@ -21,4 +21,5 @@ __all__ = [
     "Watch",
     "follow",
     "notices_for",
+    "stop_watching",
 ]

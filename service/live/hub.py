@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -67,6 +68,15 @@ class Source(Protocol):
 
 
 Notices = Callable[["Hub"], Callable[[], None]]  # starts the notices for a hub, returns stop()
+
+_HUBS: weakref.WeakSet[Hub] = weakref.WeakSet()
+
+
+def stop_watching() -> None:
+    """The process is shutting down: every open stream ends and every long-poll answers now,
+    so their clients go on with another process instead of holding the shutdown up."""
+    for hub in list(_HUBS):
+        hub.stop_watching()
 
 
 class Feed:
@@ -170,8 +180,10 @@ class Hub:
         self._started_in: int | None = None  # the pid whose notices run
         self._stop: Callable[[], None] | None = None
         self.resyncs = 0
+        self.stopping = False  # set at shutdown: watchers end
         self.on_resync: Callable[[], None] = lambda: None  # the API counts them in its metrics
         self._start_lock = threading.Lock()
+        _HUBS.add(self)
 
     def _ensure_notices(self) -> None:
         if self._started_in == os.getpid():
@@ -226,6 +238,13 @@ class Hub:
                 watched.feed.notices += 1
                 watches.extend(watched.watches)
         self.on_resync()
+        for watch in watches:
+            watch.wake()
+
+    def stop_watching(self) -> None:
+        self.stopping = True
+        with self._lock:
+            watches = [w for watched in self._games.values() for w in watched.watches]
         for watch in watches:
             watch.wake()
 

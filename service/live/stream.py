@@ -28,7 +28,8 @@ def follow(
     """The game's events after version `after`, in order, then each new one as it is
     committed; None whenever `heartbeat` seconds passed with nothing sent. Ends after the event
     that finishes the game, when the game is gone, or after `lifetime` seconds (the client
-    resumes from its last event). `first` is a batch already read from `after` on.
+    resumes from its last event), or when the process stops watching (it shuts down). `first`
+    is a batch already read from `after` on.
 
     A watcher far behind (a resume from long ago) reads on its own, `limit` versions at a time,
     each batch going on from the last one's state; once it has caught up it reads from the
@@ -65,7 +66,7 @@ def follow(
             except (GameGone, VersionAhead):
                 return
             now = clock()
-            if now >= ends:
+            if now >= ends or hub.stopping:
                 return
             woken = watch.wait(min(wait, ends - now, sent + heartbeat - now))
             if not woken and clock() - sent >= heartbeat:

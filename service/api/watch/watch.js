@@ -10,10 +10,16 @@
   const status = document.getElementById("status");
   let names = [];
 
+  function shown(value) {
+    if (value && typeof value === "object" && "q" in value && "r" in value) return `(${value.q}, ${value.r})`;
+    if (Array.isArray(value)) return `[${value.map(shown).join(", ")}]`;
+    return typeof value === "string" ? value.replace(/_/g, " ") : JSON.stringify(value);
+  }
+
   function describe(move) {
     const fields = Object.entries(move)
       .filter(([key]) => key !== "type" && key !== "seat")
-      .map(([key, value]) => `${key} ${JSON.stringify(value)}`);
+      .map(([key, value]) => `${key.replace(/_/g, " ")} ${shown(value)}`);
     return [move.type.replace(/_/g, " "), ...fields].join(", ");
   }
 
