@@ -85,7 +85,8 @@ backlog = 2048
 # The worker model, here only (deploy/README.md says why): gevent.
 worker_class = "gevent"
 workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
-# Per worker: 3 workers on 2 cores hold 3,000 connections (event streams cost ~50 KB each).
+# Per worker: 3 workers on 2 cores hold 3,000 connections (an open event stream costs ~25 KiB;
+# benchmarks/live.py).
 worker_connections = _env_int("GUNICORN_WORKER_CONNECTIONS", 1000, minimum=1)
 preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed

@@ -101,7 +101,7 @@ def game_events(game_id: str) -> Response:
     kind = framing()
     state = live()
     try:
-        first = state.hub.source.since(game_id, after, None, BATCH)
+        first = state.hub.read(game_id, after, BATCH)
     except GameGone:
         raise not_found(game_id) from None
     except VersionAhead as exc:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -80,38 +81,51 @@ def stop_watching() -> None:
 
 
 class Feed:
-    """The newest events of one game, read once per notice for every watcher of it here."""
+    """The newest events of one game in this process: read from the store once per notice for
+    every watcher of the game, and kept a while (at most `keep` versions, for `retain` seconds)
+    so that watchers who join or come back a few versions behind (a crowd reconnecting after a
+    restart) are served from memory: the versions a window lacks are made once, for all."""
 
-    def __init__(self, game_id: str, source: Source, keep: int) -> None:
+    def __init__(self, game_id: str, source: Source, keep: int, retain: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.game_id = game_id
         self._source = source
         self._keep = keep
+        self._retain = retain
+        self._clock = clock
         self._lock = threading.Lock()
-        self._events: deque[Event] = deque(maxlen=keep)  # consecutive versions, newest last
+        # Consecutive versions, newest last, each with when it was read.
+        self._events: deque[tuple[Event, float]] = deque()
         self._version: int | None = None  # the version read last
         self._finished = False
         self._cursor: object = None
         self.notices = 0  # counted by the hub (under its lock): notices that came
         self._read = -1  # notices already covered by a read of the store
 
-    def read(self, position: int, floor: Callable[[], int]) -> Batch | None:
-        """The events after `position`, from the store if a notice came since the last read,
-        else from what the feed holds; None when `position` is older than what it holds (the
-        watcher reads those itself). `floor()` is the oldest position of the game's watchers:
-        what is at or before it is needed by nobody and dropped."""
+    def read(self, position: int) -> Batch | None:
+        """The events after `position`: read from the store first if a notice came since the
+        last read, then from the window (filled back to `position` if that is at most `keep`
+        versions behind); None when `position` is further behind (the watcher reads alone)."""
         with self._lock:
             if self._read != self.notices or self._version is None:
-                self._refresh(floor())
+                self._refresh()
+            self._trim()
             assert self._version is not None
             if position > self._version:
                 raise VersionAhead(self._version)
             if position == self._version:
                 return Batch((), self._version, self._finished)
-            if not self._events or position < self._events[0].version - 1:
-                return None
-            return Batch([e for e in self._events if e.version > position], self._version, self._finished)
+            oldest = self._events[0][0].version if self._events else self._version + 1
+            if position < oldest - 1:
+                if self._version - position > self._keep:
+                    return None
+                # Back to the window's full depth at once: the next watcher to come back from
+                # further behind finds its versions there too.
+                self._fill(max(0, self._version - self._keep), oldest)
+            return Batch([e for e, _ in self._events if e.version > position], self._version,
+                         self._finished)
 
-    def _refresh(self, floor: int) -> None:
+    def _refresh(self) -> None:
         seen = self.notices
         try:
             if self._version is None:
@@ -123,22 +137,31 @@ class Feed:
             self._events.clear()
             self._version, self._cursor = None, None
             batch = self._source.since(self.game_id, None)
-        while self._events and self._events[0].version <= floor:
-            self._events.popleft()
-        self._events.extend(batch.events)
+        now = self._clock()
+        self._events.extend((event, now) for event in batch.events)
         self._version, self._finished, self._cursor = batch.version, batch.finished, batch.cursor
         # A batch cut at the limit leaves more to read: the next read reads on.
         self._read = -1 if batch.more else seen
+
+    def _fill(self, position: int, oldest: int) -> None:
+        """The versions after `position` and before the window's oldest, put in front of it."""
+        batch = self._source.since(self.game_id, position, None, oldest - 1 - position)
+        now = self._clock()
+        self._events.extendleft((event, now) for event in reversed(batch.events)
+                                if event.version < oldest)
+
+    def _trim(self) -> None:
+        too_old = self._clock() - self._retain
+        while self._events and (len(self._events) > self._keep or self._events[0][1] < too_old):
+            self._events.popleft()
 
 
 class Watch:
     """One watcher of one game (a stream or a long-poll): woken by the game's notices."""
 
-    def __init__(self, hub: Hub, game_id: str, feed: Feed, position: int) -> None:
+    def __init__(self, game_id: str, feed: Feed) -> None:
         self.game_id = game_id
         self.feed = feed
-        self.position = position  # the last version it has sent on (for the feed's floor)
-        self._hub = hub
         self._woken = threading.Event()
 
     def wake(self) -> None:
@@ -155,13 +178,14 @@ class Watch:
 
     def read(self, position: int) -> Batch | None:
         """The events after `position` from the game's feed (see Feed.read)."""
-        return self.feed.read(position, lambda: self._hub.floor(self.game_id))
+        return self.feed.read(position)
 
 
 @dataclass
 class _Watched:
     feed: Feed
     watches: set[Watch]
+    readers: int = 0  # first reads of streams going on (Hub.read)
 
 
 class Hub:
@@ -171,10 +195,11 @@ class Hub:
     any game, and `hub.resync()` after every gap; it runs from the first watch on (in each
     process: after a fork, the child starts its own)."""
 
-    def __init__(self, source: Source, notices: Notices, *, keep: int = 16) -> None:
+    def __init__(self, source: Source, notices: Notices, *, keep: int = 16, retain: float = 30.0) -> None:
         self.source = source
         self._notices = notices
         self._keep = keep
+        self._retain = retain
         self._lock = threading.Lock()
         self._games: dict[str, _Watched] = {}
         self._started_in: int | None = None  # the pid whose notices run
@@ -196,27 +221,48 @@ class Hub:
             self._started_in = os.getpid()
 
     @contextmanager
-    def watch(self, game_id: str, position: int = -1) -> Iterator[Watch]:
+    def watch(self, game_id: str) -> Iterator[Watch]:
         """Watches a game while the block runs."""
         self._ensure_notices()
         with self._lock:
             watched = self._games.get(game_id)
-            if watched is None:
-                watched = self._games[game_id] = _Watched(Feed(game_id, self.source, self._keep), set())
-            watch = Watch(self, game_id, watched.feed, position)
+            watched = self._watched(game_id)
+            watch = Watch(game_id, watched.feed)
             watched.watches.add(watch)
         try:
             yield watch
         finally:
             with self._lock:
                 watched.watches.discard(watch)
-                if not watched.watches and self._games.get(game_id) is watched:
-                    del self._games[game_id]
+                self._forget(game_id, watched)
 
-    def floor(self, game_id: str) -> int:
+    def read(self, game_id: str, position: int, limit: int = 64) -> Batch:
+        """The events after `position` (at most `limit`), through the game's feed when it can
+        serve them (see Feed.read), else from the source alone: a stream's first read."""
         with self._lock:
-            watched = self._games.get(game_id)
-            return min((w.position for w in watched.watches), default=-1) if watched else -1
+            watched = self._watched(game_id)
+            watched.readers += 1
+        try:
+            batch = watched.feed.read(position)
+        finally:
+            with self._lock:
+                watched.readers -= 1
+                self._forget(game_id, watched)
+        if batch is None or len(batch.events) > limit:
+            batch = self.source.since(game_id, position, None, limit)
+        return batch
+
+    def _watched(self, game_id: str) -> _Watched:
+        watched = self._games.get(game_id)
+        if watched is None:
+            feed = Feed(game_id, self.source, self._keep, self._retain)
+            watched = self._games[game_id] = _Watched(feed, set())
+        return watched
+
+    def _forget(self, game_id: str, watched: _Watched) -> None:
+        """A game nobody watches or reads any more: its feed goes."""
+        if not watched.watches and not watched.readers and self._games.get(game_id) is watched:
+            del self._games[game_id]
 
     def notify(self, game_id: str, version: int) -> None:
         """Game `game_id` reached `version`: wake its watchers."""

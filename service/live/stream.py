@@ -35,7 +35,7 @@ def follow(
     each batch going on from the last one's state; once it has caught up it reads from the
     game's shared feed. While the store is unreachable it keeps the connection open (with its
     heartbeats) and tries again every `retry` seconds."""
-    with hub.watch(game_id, after) as watch:
+    with hub.watch(game_id) as watch:
         position, cursor = after, None if first is None else first.cursor
         pending = first
         ends = clock() + lifetime
@@ -50,7 +50,7 @@ def follow(
                         batch = hub.source.since(game_id, position, cursor, limit)
                         cursor = batch.cursor
                     for event in batch.events:
-                        position = watch.position = event.version
+                        position = event.version
                         yield event
                         sent = clock()
                         if event.final:

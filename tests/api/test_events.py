@@ -330,15 +330,21 @@ def test_bad_resume_points_and_unknown_games(api_on) -> None:
 
 
 class CountingStore(MemoryStore):
-    """The memory store, counting the reads the events make (a full load of a game)."""
+    """The memory store, counting the reads the events make: full loads of a game, and reads of
+    its log from the start (what a replay from the seed needs)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.full_loads = 0
+        self.replays = 0
 
     def load(self, game_id: str, *, with_view: bool = False):  # type: ignore[no-untyped-def]
         self.full_loads += with_view
         return super().load(game_id, with_view=with_view)
+
+    def history(self, game_id: str, start: int = 0, stop: int | None = None):  # type: ignore[no-untyped-def]
+        self.replays += start == 0 and stop is not None and stop > 1
+        return super().history(game_id, start, stop)
 
 
 def test_watchers_of_a_game_share_one_read_of_the_store_per_move(api_on) -> None:
@@ -374,3 +380,27 @@ def test_the_watch_ends_when_the_client_leaves(api_on) -> None:
     assert hub.watching() == 1
     reader.stop()  # closes the response, as the server does when the client is gone
     assert hub.watching() == 0
+
+
+def test_watchers_coming_back_a_few_versions_behind_share_one_replay(api_on) -> None:
+    store = CountingStore()
+    api = api_on(store, **FAST)
+    game = api.create(seed="crowd")
+    gid = game["game_id"]
+    view = api.play(game, 12, random.Random(3))
+    expected = expected_events(api, gid)
+    keeper = Reader(open_stream(api, gid, query=f"after={view['version']}"))  # keeps the feed
+    keeper.next()
+    time.sleep(0.2)
+    replays = store.replays
+    # A crowd comes back (a restarted instance), each from where it was: 4 to 8 versions behind.
+    readers = [Reader(open_stream(api, gid, query=f"after={view['version'] - 4 - n % 5}"))
+               for n in range(20)]
+    for n, reader in enumerate(readers):
+        after = view["version"] - 4 - n % 5
+        got = [orjson.loads(parse_sse(c)[0]["data"]) for c in reader.events(view["version"] - after)]
+        assert got == expected[after:]
+        reader.stop()
+    keeper.stop()
+    # The versions the window lacked were made once (back to the furthest), not once per watcher.
+    assert store.replays - replays <= 2, store.replays - replays

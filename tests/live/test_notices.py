@@ -71,7 +71,7 @@ def test_after_a_restart_the_reader_subscribes_again_and_nothing_is_missed(durab
 
     hub = Hub(GameEvents(store), slow_notices)
     try:
-        with hub.watch(game_id, 0) as watch:
+        with hub.watch(game_id) as watch:
             wait_until(lambda: hub.resyncs == 1)  # subscribed
             watch.clear()
             assert commit(store, game_id) == 1
@@ -97,7 +97,7 @@ def test_the_memory_store_notices_through_its_listeners() -> None:
     store = MemoryStore()
     store.create("g", state=b"{}", meta=b"{}", view=b"{}", ttl=60)
     hub = Hub(GameEvents(store), notices_for(store))
-    with hub.watch("g", 0) as watch:
+    with hub.watch("g") as watch:
         watch.clear()
         entry = orjson.dumps({"index": 0, "version": 1, "seat": 0, "move": {"type": "pass"}, "events": []})
         store.commit("g", expected_version=0, ttl=60, entries=[entry])
@@ -116,8 +116,8 @@ def test_a_hub_starts_its_notices_once_per_process() -> None:
         return lambda: None
 
     hub = Hub(GameEvents(MemoryStore()), notices)
-    with hub.watch("a", 0), hub.watch("b", 0):
+    with hub.watch("a"), hub.watch("b"):
         pass
-    with hub.watch("a", 0):
+    with hub.watch("a"):
         pass
     assert started == [1]

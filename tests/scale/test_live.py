@@ -39,16 +39,21 @@ class Collector:
     def __init__(self, url: str, game_id: str) -> None:
         self.events: list = []
         self.error: Exception | None = None
+        self.connections = 0  # streams opened: 1 unless one was cut and resumed
         self.thread = threading.Thread(target=self._run, args=(url, game_id), daemon=True)
         self.thread.start()
 
     def _run(self, url: str, game_id: str) -> None:
         try:
             with AosClient(url) as api:
+                api.session.hooks["response"].append(self._opened)
                 for event in api.events(game_id, retries=0):
                     self.events.append(event)
         except requests.RequestException as exc:  # the service stopped at the end of the test
             self.error = exc
+
+    def _opened(self, response: requests.Response, *args: object, **kwargs: object) -> None:
+        self.connections += 1
 
     def wait_for(self, count: int, seconds: float = 20) -> list:
         deadline = time.monotonic() + seconds
