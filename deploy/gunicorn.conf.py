@@ -3,9 +3,11 @@
     gunicorn --config deploy/gunicorn.conf.py 'service.api:create_app()'
 
 PORT             listen port (default 8000); HOST the address (default 0.0.0.0)
-WEB_CONCURRENCY  sync worker processes (default 2 x usable cores + 1, cores counted from the
-                 CPU affinity mask and the cgroup CPU quota, so a container limited to 1 CPU on
-                 a 64-core node gets 3 workers, not 129)
+WEB_CONCURRENCY  worker processes (default usable cores + 1, cores counted from the CPU affinity
+                 mask and the cgroup CPU quota, so a container limited to 1 CPU on a 64-core node
+                 gets 2 workers, not 65)
+GUNICORN_WORKER_CONNECTIONS  connections each worker holds at once (default 1000): open event
+                 streams, long-polls, keep-alive and slow clients all count
 LOG_LEVEL        gunicorn's error-log level and the app's (default info)
 GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
 GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
@@ -15,12 +17,13 @@ AOS_METRICS_PORT `/metrics` for Prometheus, served by the master on a port of it
                  9100; `off` for none), summing every worker; AOS_METRICS_HOST its address
                  (default 0.0.0.0). It is not on the API port.
 
-Sync workers: each request holds one worker for its whole read-modify-write against Redis, which
-measured faster here than gthread (see shared STACK notes). preload_app is off: every worker
-imports the app itself and creates its own Redis connection pool lazily, so no socket is ever
-shared across fork().
+gevent workers (deploy/README.md, "The worker model"): each worker serves many connections at
+once, each in a greenlet that waits on its socket or on Redis without holding the process, so
+open event streams, long-polls and clients that send slowly cost a greenlet each, not a worker.
+preload_app is off: every worker imports the app itself (after gevent has patched the standard
+library) and creates its own Redis connections lazily, so no socket is ever shared across
+fork().
 """
-
 from __future__ import annotations
 
 import math
@@ -72,7 +75,9 @@ def available_cpus() -> int:
 
 
 def default_workers() -> int:
-    return 2 * available_cpus() + 1
+    # One gevent worker per core keeps the cores busy; one more keeps a request that computes
+    # for long (a big record import) from holding up every connection of its core.
+    return available_cpus() + 1
 
 
 # --- server socket ---
@@ -80,16 +85,22 @@ bind = [f"{os.environ.get('HOST', '0.0.0.0')}:{_env_int('PORT', 8000, minimum=1)
 backlog = 2048
 
 # --- workers ---
-# Our subclasses of gunicorn's workers (service/serving.py): the same workers, but gunicorn's own
-# error answers (bad request line, line or headers too long, bad chunked body) are problem+json
-# and the Server banner is generic. Change the worker model here: "sync" or "gevent".
+# The worker model, here only (deploy/README.md says why): gevent. Our subclasses of gunicorn's
+# workers (service/serving.py) are the same workers, but gunicorn's own error answers (bad request
+# line, line or headers too long, bad chunked body) are problem+json and the Server banner is
+# generic.
 WORKER_CLASSES = {"sync": "service.serving.SyncWorker", "gevent": "service.serving.GeventWorker"}
-worker_class = WORKER_CLASSES["sync"]
+worker_class = WORKER_CLASSES["gevent"]
 workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
+# Per worker: 3 workers on 2 cores hold 3,000 connections (an open event stream costs ~25 KiB;
+# benchmarks/live.py).
+worker_connections = _env_int("GUNICORN_WORKER_CONNECTIONS", 1000, minimum=1)
 preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
 graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)  # < k8s grace (40 s)
-keepalive = 2  # unused by sync workers; kept low for any other worker class
+# gevent workers apply it to reading each request's line and headers, the first one included:
+# a client that sends its headers slowly is dropped after this long (and never holds a worker).
+keepalive = 5
 # Recycle workers now and then (bounds any slow leak), not all at once (jitter). Not too often:
 # each recycled worker leaves its metrics files behind in multi-process mode (see below).
 max_requests = _env_int("GUNICORN_MAX_REQUESTS", 10000)
@@ -158,6 +169,24 @@ def when_ready(server):
         server.log.info("metrics on http://%s:%d/metrics", host, port)
 
 
+def post_worker_init(worker):
+    """On SIGTERM a worker stops taking connections and waits up to graceful_timeout for the
+    open ones: open event streams and long-polls are told to end at once, so that their clients
+    resume on another worker or instance instead of holding the shutdown up."""
+    import signal
+
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def stop(signum, frame):
+        from service.live import stop_watching
+
+        stop_watching()
+        if callable(previous):
+            previous(signum, frame)
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def child_exit(server, worker):
     """A worker is gone: drop its live gauges (its counters stay, so totals never go back)."""
     if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -180,6 +209,7 @@ if __name__ == "__main__":
             _cfg.set(_key, _value)
     print(
         f"workers={_cfg.workers} bind={_cfg.bind} worker_class={_cfg.worker_class_str} "
+        f"worker_connections={_cfg.worker_connections} "
         f"timeout={_cfg.timeout} graceful_timeout={_cfg.graceful_timeout} "
         f"max_requests={_cfg.max_requests}+{_cfg.max_requests_jitter} "
         f"preload_app={_cfg.preload_app} loglevel={_cfg.loglevel} "

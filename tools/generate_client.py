@@ -500,7 +500,8 @@ class Generator:
         for path, item in self.spec["paths"].items():
             shared = [self.deref(p, "parameters") for p in item.get("parameters", [])]
             for method, op in item.items():
-                if method not in HTTP_METHODS:
+                # `x-client: hand-written`: the method is written by hand (a stream: streams.py).
+                if method not in HTTP_METHODS or op.get("x-client") == "hand-written":
                     continue
                 own = [self.deref(p, "parameters") for p in op.get("parameters", [])]
                 names = {(p["in"], p["name"]) for p in own}
@@ -648,13 +649,15 @@ class Generator:
         out.append(
             "from .models import (\n" + "".join(f"    {n},\n" for n in sorted(names, key=isort_key)) + ")\n"
         )
+        out.append("from .streams import LiveUpdates\n")
         out.append(f'\nAPI_VERSION = "{api_version}"\n\n\n')
-        out.append("class AosClient(Replays, Transport):\n")
+        out.append("class AosClient(Replays, LiveUpdates, Transport):\n")
         out += docstring(
             f"A client of {title} {api_version}.\n\n"
             "`AosClient(base_url, timeout=10.0, retries=3, backoff=0.2)`: see `Transport` for what the\n"
             "options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).\n\n"
-            "One method per operation, and `replay(record)` (see `Replays`).",
+            "One method per operation, `replay(record)` (see `Replays`), and the live updates\n"
+            "`events(game_id)` and `wait(game_id, version)` (see `LiveUpdates`).",
             4,
         )
         out.append("\n    API_VERSION = API_VERSION\n")

@@ -425,32 +425,55 @@ def play_game(
     names = list(names or [f"{p.name}-{i}" for i, p in enumerate(policies)])
     created = api.create_game(NewGame(map=map_id, players=[NewGamePlayer(name=n) for n in names], seed=seed))  # type: ignore[arg-type]
     tokens = {s.seat: s.token for s in created.seats}
-    detail = api.get_map(map_id)
-    for p in policies:
+    view, moves = play_seats(api, created.game_id, dict(enumerate(policies)), tokens,
+                             max_moves=max_moves, on_move=on_move)
+    return GameResult(view.game_id, view, moves, time.perf_counter() - started, [p.name for p in policies])
+
+
+def play_seats(
+    api: AosClient,
+    game_id: str,
+    policies: dict[int, Policy],
+    tokens: dict[int, str],
+    *,
+    max_moves: int = 20000,
+    on_move: Callable[[GameView, int, Move], None] | None = None,
+) -> tuple[GameView, int]:
+    """Plays the seats in `policies` (their tokens in `tokens`) until the game finishes, whoever
+    plays the other seats: it follows the game's events stream and moves whenever one of its
+    seats is to decide. Returns the final view and how many moves it made."""
+    view = api.get_game(game_id)
+    assert view is not None
+    detail = api.get_map(view.map)
+    for p in policies.values():
         p.map_detail = detail
-    view: GameView = created
     moves = 0
-    while view.status != "finished":
+
+    def turn(view: GameView) -> bool:
+        """Makes the move of the seat to decide, if it is ours; whether one was made."""
         seat = view.active_seat
-        if seat is None:
-            view = api.get_game(view.game_id)  # type: ignore[assignment]
-            continue
-        legal = api.get_legal_moves(view.game_id, seat)
+        if seat is None or seat not in policies or view.status == "finished":
+            return False
+        legal = api.get_legal_moves(game_id, seat)
         if legal.version != view.version or not legal.moves:
-            view = api.get_game(view.game_id)  # type: ignore[assignment]
-            continue
+            return False  # the game moved on: its event is on the way
         move = policies[seat].choose(view, seat, legal.moves)
         if on_move is not None:
             on_move(view, seat, move)
         try:
-            view = api.apply_move(view.game_id, move, token=tokens[seat], if_match=view.version).game
+            api.apply_move(game_id, move, token=tokens[seat], if_match=view.version)
         except PreconditionFailed:
-            view = api.get_game(view.game_id)  # type: ignore[assignment]
-            continue
-        moves += 1
+            return False  # someone else moved first: their event is on the way
+        return True
+
+    moves += turn(view)
+    # The stream brings every move, ours included, in order: each one says who decides next.
+    for event in api.events(game_id, after=view.version):
+        view = event.game
+        moves += turn(view)
         if moves >= max_moves:
-            raise RuntimeError(f"game {view.game_id} did not end in {max_moves} moves")
-    return GameResult(view.game_id, view, moves, time.perf_counter() - started, [p.name for p in policies])
+            raise RuntimeError(f"game {game_id} did not end in {max_moves} moves")
+    return view, moves
 
 
 def seat_of_token(token: str) -> int | None:

@@ -40,17 +40,19 @@ from .models import (
     WebhookCreated,
     WebhookRequest,
 )
+from .streams import LiveUpdates
 
 API_VERSION = "1.0.0"
 
 
-class AosClient(Replays, Transport):
+class AosClient(Replays, LiveUpdates, Transport):
     """A client of Age of Steam rules as a service 1.0.0.
 
     `AosClient(base_url, timeout=10.0, retries=3, backoff=0.2)`: see `Transport` for what the
     options do. `last_response` is the last `requests.Response` (its `ETag`, `Location`).
 
-    One method per operation, and `replay(record)` (see `Replays`).
+    One method per operation, `replay(record)` (see `Replays`), and the live updates
+    `events(game_id)` and `wait(game_id, version)` (see `LiveUpdates`).
     """
 
     API_VERSION = API_VERSION
@@ -280,12 +282,16 @@ class AosClient(Replays, Transport):
         game_id: GameId,
         *,
         if_none_match: int | str | None = None,
+        prefer: str | None = None,
         timeout: float | None = None,
     ) -> GameView | None:
         """The game view.
 
-        Everything public about the game now, with its version as the `ETag`. To redraw only on
-        change, poll with `If-None-Match: "<version>"`: `304` and no body while nothing moved.
+        With `If-None-Match: "<version>"` it is `304` while the game is at that version. Adding
+        `Prefer: wait=<seconds>` makes it a long-poll: the answer is held until the game moves (then
+        `200` with the new view, at once) or the wait runs out (then `304`). The service waits at
+        most 60 s (`Preference-Applied` says how long it would wait); a client that waits longer
+        asks again. For clients that cannot hold an events stream open.
 
         `GET /v1/games/{game_id}` (operationId `getGame`).
 
@@ -294,7 +300,7 @@ class AosClient(Replays, Transport):
         data = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}",
-            headers={"If-None-Match": etag_of(if_none_match)},
+            headers={"If-None-Match": etag_of(if_none_match), "Prefer": prefer},
             expect="json",
             not_modified=True,
             timeout=timeout,
@@ -459,6 +465,49 @@ class AosClient(Replays, Transport):
             timeout=timeout,
         )
         return Record.from_dict(data)
+
+    def get_watch_page(self, game_id: GameId, *, timeout: float | None = None) -> str:
+        """A page for spectators.
+
+        One HTML page that shows the board (`board.svg`) and the move log, live from the events
+        stream. It loads nothing from elsewhere: its script and style are `/v1/watch.js` and
+        `/v1/watch.css`, under a strict `Content-Security-Policy`.
+
+        `GET /v1/games/{game_id}/watch` (operationId `getWatchPage`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{quote_path(game_id)}/watch",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_watch_script(self, *, timeout: float | None = None) -> str:
+        """The spectator page's script.
+
+        `GET /v1/watch.js` (operationId `getWatchScript`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/watch.js",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_watch_style(self, *, timeout: float | None = None) -> str:
+        """The spectator page's style sheet.
+
+        `GET /v1/watch.css` (operationId `getWatchStyle`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/watch.css",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
 
     def list_maps(
         self,

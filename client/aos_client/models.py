@@ -470,6 +470,34 @@ class ExpensesPaidEventExpense(Model):
 
 
 @dataclass(kw_only=True)
+class HistoryEntry(Model):
+    """One applied move: its position, the seat, the move as posted, its events and the version it
+    made.
+    """
+
+    index: int
+    seat: Seat
+    move: HistoryMove
+    events: list[Event]
+    version: Version
+    # When this version was committed (RFC 3339, UTC, milliseconds).
+    at: str
+    # Present when the server made this move for the seat: by the seat's programmed orders, or by
+    # its clock running out.
+    by: Literal["orders", "clock"] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GameEvent(HistoryEntry):
+    """One version of a game on its events stream: the version's history entry and the game view after
+    it. `version` is also the SSE event's `id`.
+    """
+
+    game: GameView
+
+
+@dataclass(kw_only=True)
 class GameFinishedEvent(Event):
     """The last round was scored."""
 
@@ -565,25 +593,6 @@ class HexTrackTrack(Model):
 
     edges: EdgePair
     owner: Owner
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(kw_only=True)
-class HistoryEntry(Model):
-    """One applied move: its position, the seat, the move as posted, its events and the version it
-    made.
-    """
-
-    index: int
-    seat: Seat
-    move: HistoryMove
-    events: list[Event]
-    version: Version
-    # When this version was committed (RFC 3339, UTC, milliseconds).
-    at: str
-    # Present when the server made this move for the seat: by the seat's programmed orders, or by
-    # its clock running out.
-    by: Literal["orders", "clock"] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -11,7 +11,7 @@ from flask import Flask
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
-from . import bodies, cors, instrumentation, limits, logs, metrics, problems, security, webhooks
+from . import bodies, cors, events, instrumentation, limits, logs, metrics, problems, security, webhooks
 from .async_routes import bp as async_bp
 from .config import Settings
 from .docs import docs_bp
@@ -52,6 +52,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(docs_bp)
     app.register_blueprint(async_bp)
     app.register_blueprint(webhooks.bp)
+    events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
     log.info("aos-rules API on the %s store", store.kind)

@@ -32,6 +32,11 @@ class Settings:
     # archive when it is asked for again.
     database_url: str | None = None
     cache_ttl: int = 24 * 3600
+    # Live updates (service/api/events.py): a stream's heartbeat interval and lifetime (then
+    # the client resumes), and the longest `Prefer: wait` honoured (the contract says 60).
+    events_heartbeat: float = 15.0
+    events_lifetime: float = 3600.0
+    long_poll_max: int = 60
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -65,4 +70,10 @@ class Settings:
         values["database_url"] = env.get("DATABASE_URL") or None
         if "AOS_REDIS_TIMEOUT" in env:
             values["redis_timeout"] = float(env["AOS_REDIS_TIMEOUT"])
+        seconds = {"events_heartbeat": "AOS_EVENTS_HEARTBEAT", "events_lifetime": "AOS_EVENTS_LIFETIME"}
+        for field, var in seconds.items():
+            if env.get(var, "").strip():
+                values[field] = float(env[var])
+        if env.get("AOS_LONG_POLL_MAX", "").strip():
+            values["long_poll_max"] = min(60, int(env["AOS_LONG_POLL_MAX"]))
         return cls(**values)

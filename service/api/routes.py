@@ -14,10 +14,10 @@ from marshmallow import ValidationError
 from service.engine.errors import SetupError
 from service.render import board_svg
 
-from . import admin, bodies, tokens
+from . import admin, bodies, events, tokens
 from .gameplay import Games, map_info, map_json, maps_json
 from .problems import ApiError
-from .responses import etag, etag_matches, json_response, raw_json, strong_tags, well_formed_etags
+from .responses import etag, json_response, raw_json, strong_tags, well_formed_etags
 from .schemas import UnknownMoveType, load_create, load_move
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
@@ -148,12 +148,15 @@ def create_game() -> Response:
 def get_game(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     if_none_match = precondition("If-None-Match")
+    prefer = events.prefer_header()
+    waited: dict[str, str] = {}
     if if_none_match is not None:
-        version = games().version(game_id)
-        if etag_matches(if_none_match, version):
-            return Response(status=304, headers={"ETag": etag(version)})
+        # A 304 while the game is at that version; with `Prefer: wait=<s>`, a long-poll.
+        unchanged, waited = events.not_modified(game_id, if_none_match, prefer)
+        if unchanged is not None:
+            return unchanged
     version, view = games().view(game_id)
-    return with_etag(raw_json(view), version)
+    return with_etag(raw_json(view, headers=waited), version)
 
 
 @bp.get("/games/<game_id>/legal-moves")

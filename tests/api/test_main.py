@@ -80,3 +80,33 @@ def test_metrics_are_on_their_own_port_and_no_banner_names_the_software() -> Non
         assert 'aos_http_requests_total{method="GET",route="/v1/health",status="200"}' in text
     finally:
         stop(proc)
+
+
+def test_streams_events_on_flasks_threaded_server() -> None:
+    """The dev server holds an event stream (a thread of its own) while other requests go on."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    proc, port = serve(env)
+    try:
+        api = f"http://127.0.0.1:{port}/v1"
+        body = json.dumps({"map": "rust_belt", "players": [{"name": n} for n in "abc"]}).encode()
+        create = urllib.request.Request(f"{api}/games", data=body,
+                                        headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(create) as response:
+            game = json.loads(response.read())
+        events = urllib.request.Request(f"{api}/games/{game['game_id']}/events",
+                                        headers={"Accept": "application/x-ndjson"})
+        with urllib.request.urlopen(events, timeout=10) as stream:
+            assert stream.readline() == b"\n"  # open: the first heartbeat
+            seat = game["active_seat"]
+            move = urllib.request.Request(
+                f"{api}/games/{game['game_id']}/moves", data=b'{"type": "issue_shares", "count": 0}',
+                headers={"Content-Type": "application/json",
+                         "Authorization": f"Bearer {game['seats'][seat]['token']}"})
+            with urllib.request.urlopen(move) as response:
+                assert response.status == 200
+            event = json.loads(stream.readline())
+        assert (event["version"], event["seat"], event["game"]["version"]) == (1, seat, 1)
+    finally:
+        stop(proc)

@@ -15,8 +15,10 @@ from service.api import create_app
 from service.api.config import Settings
 from service.store import MemoryStore
 
-# Rate limits are off here: schemathesis sends hundreds of writes a second (test_rate_limits.py).
-app = create_app(store=MemoryStore(), settings=Settings(rate_limits=False))
+# Rate limits are off here: schemathesis sends hundreds of writes a second (test_rate_limits.py);
+# event streams and long-polls of the real game would wait for moves nobody makes: bounded here.
+app = create_app(store=MemoryStore(), settings=Settings(
+    rate_limits=False, events_heartbeat=0.05, events_lifetime=0.2, long_poll_max=1))
 schema = schemathesis.openapi.from_wsgi("/v1/openapi.yaml", app)
 
 _client = app.test_client()

@@ -412,3 +412,4 @@ def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
     assert '"version":0' in lines[0] and lines[1].startswith('[{"type":"issue_shares"')
     assert lines[2].startswith('{"version":1,"events":[{"type":"shares_issued"')
     assert '"code":"VERSION_MISMATCH"' in lines[3] and '"version":1' in lines[3]
+    assert lines[-1].endswith("304")  # the long-poll: nothing moved within its second

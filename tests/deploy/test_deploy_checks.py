@@ -68,7 +68,9 @@ def test_check_sh_needs_no_network():
 
 
 def _load_conf(monkeypatch: pytest.MonkeyPatch, **env: str):
-    for name in ("WEB_CONCURRENCY", "PORT", "HOST", "LOG_LEVEL", "GUNICORN_TIMEOUT"):
+    names = ("WEB_CONCURRENCY", "PORT", "HOST", "LOG_LEVEL", "GUNICORN_TIMEOUT",
+             "GUNICORN_WORKER_CONNECTIONS")
+    for name in names:
         monkeypatch.delenv(name, raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
@@ -83,8 +85,11 @@ def test_workers_from_web_concurrency(monkeypatch):
     assert conf.workers == 7
     assert conf.bind == ["0.0.0.0:9123"]
     assert conf.loglevel == "warning"
-    # One of our workers (gunicorn's, whose own error answers are problem+json).
-    assert conf.worker_class in conf.WORKER_CLASSES.values()
+    # One of our workers (gunicorn's, whose own error answers are problem+json): gevent, for many
+    # connections per worker (streams, slow clients).
+    assert conf.worker_class == conf.WORKER_CLASSES["gevent"]
+    assert conf.worker_connections == 1000
+    assert _load_conf(monkeypatch, GUNICORN_WORKER_CONNECTIONS="50").worker_connections == 50
     from gunicorn.util import load_class
 
     from service.serving import ProblemErrors
@@ -97,21 +102,21 @@ def test_workers_from_web_concurrency(monkeypatch):
     assert 0 < conf.graceful_timeout <= conf.timeout
 
 
-def test_workers_default_to_twice_the_cores_plus_one(monkeypatch):
+def test_workers_default_to_the_cores_plus_one(monkeypatch):
     conf = _load_conf(monkeypatch)
-    assert conf.workers == 2 * conf.available_cpus() + 1
+    assert conf.workers == conf.available_cpus() + 1
     assert conf.bind == ["0.0.0.0:8000"]
     # An empty value (compose's `${WEB_CONCURRENCY:-}`) means "not set".
-    assert _load_conf(monkeypatch, WEB_CONCURRENCY="").workers == 2 * conf.available_cpus() + 1
+    assert _load_conf(monkeypatch, WEB_CONCURRENCY="").workers == conf.available_cpus() + 1
 
 
 def test_default_workers_follow_the_cpu_quota(monkeypatch):
     conf = _load_conf(monkeypatch)
     monkeypatch.setattr(conf.os, "sched_getaffinity", lambda pid: set(range(64)))
     monkeypatch.setattr(conf, "cgroup_cpu_limit", lambda: 1)
-    assert conf.default_workers() == 3  # a 1-CPU container on a 64-core node
+    assert conf.default_workers() == 2  # a 1-CPU container on a 64-core node
     monkeypatch.setattr(conf, "cgroup_cpu_limit", lambda: None)
-    assert conf.default_workers() == 129
+    assert conf.default_workers() == 65
 
 
 @pytest.mark.parametrize("value", ["abc", "-1", "2.5"])

@@ -82,7 +82,8 @@ def test_wheel_carries_every_data_file(image_root):
     wanted = sorted(
         str(p.relative_to(REPO / "service"))
         for p in (REPO / "service").rglob("*")
-        if p.is_file() and p.suffix in (".json", ".yaml", ".yml", ".txt", ".svg", ".lua", ".sql")
+        if p.is_file()
+        and p.suffix in (".json", ".yaml", ".yml", ".txt", ".svg", ".lua", ".sql", ".html", ".js", ".css")
     )
     missing = [rel for rel in wanted if not (installed / rel).is_file()]
     assert not missing, (
