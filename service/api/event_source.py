@@ -10,7 +10,6 @@ timeline, since it equals an earlier one rather than following from the last.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import orjson
@@ -20,7 +19,7 @@ from service.live import Batch, Event, GameGone, VersionAhead
 from service.store import GameStore
 
 from . import timeline
-from .gameplay import full_view
+from .gameplay import render_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +68,9 @@ class GameEvents:
             return Batch([event], version, finished_now, cursor=Cursor(version, stored.state))
 
         known = isinstance(cursor, Cursor) and cursor.version == after
-        log: Sequence[dict] | None = None
-        if not known or not all(follows_from_last(e) for e in entries):
-            log = timeline.entries_of(self._history(game_id, 0, upto))
+        # The whole log up to the batch's end: a past view's pending takeback and its clock's
+        # deadline are read from it (render_at), as the stored views were made.
+        log = timeline.entries_of(self._history(game_id, 0, upto))
         state = orjson.loads(cursor.state) if known else timeline.state_at(state_now, log, after)
         events = []
         for data, entry in zip(raw, entries, strict=True):
@@ -83,7 +82,7 @@ class GameEvents:
             if at == version:
                 state, view = state_now, stored.view
             else:
-                view = orjson.dumps(full_view(state, game_id, at))
+                view = render_at(state, game_id, at, stored.meta, log[:at])[0]
             events.append(Event(at, event_json(data, view), game.is_finished(state)))
         last = stored.state if upto == version else orjson.dumps(state)
         finished = game.is_finished(state)
