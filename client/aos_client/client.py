@@ -222,6 +222,7 @@ class AosClient(Replays, LiveUpdates, Transport):
         self,
         game_id: GameId,
         coords: Literal["0", "1"] | None = None,
+        v: str | None = None,
         *,
         timeout: float | None = None,
     ) -> str:
@@ -239,7 +240,7 @@ class AosClient(Replays, LiveUpdates, Transport):
         data = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}/board.svg",
-            params={"coords": coords},
+            params={"coords": coords, "v": v},
             expect="text",
             timeout=timeout,
         )
@@ -486,6 +487,10 @@ class AosClient(Replays, LiveUpdates, Transport):
     def get_watch_script(self, *, timeout: float | None = None) -> str:
         """The spectator page's script.
 
+        The script of the spectator page (`GET …/watch`): it loads the history, then follows the
+        game's events stream and redraws the board; served by the service itself (a strict CSP
+        allows it: `script-src 'self'`).
+
         `GET /v1/watch.js` (operationId `getWatchScript`).
         """
         data = self._request(
@@ -498,6 +503,9 @@ class AosClient(Replays, LiveUpdates, Transport):
 
     def get_watch_style(self, *, timeout: float | None = None) -> str:
         """The spectator page's style sheet.
+
+        The style sheet of the spectator page (`GET …/watch`), served by the service itself: the
+        page loads nothing from elsewhere.
 
         `GET /v1/watch.css` (operationId `getWatchStyle`).
         """

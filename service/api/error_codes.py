@@ -34,6 +34,9 @@ API_CODES: dict[str, ApiCode] = {
     "BAD_QUERY": ApiCode(400, "a query parameter the operation does not take, or a value it does not allow"),
     "BAD_SEAT": ApiCode(400, "the `seat` parameter is missing or not an integer from 0 to 5"),
     "NO_SUCH_SEAT": ApiCode(400, "the game has fewer seats than the one named"),
+    "VERSION_AHEAD": ApiCode(
+        400, "an events stream asked to start after a version the game has not reached",
+        {"version": "the game's current version"}),
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
     "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
     "BAD_CHUNKED_BODY": ApiCode(400, "a `Transfer-Encoding: chunked` body whose chunks are malformed"),

@@ -24,6 +24,7 @@ bp = Blueprint("v1", __name__, url_prefix="/v1")
 
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SEAT = re.compile(r"[0-5]")
+VERSION_TAG = re.compile(r"[0-9]{1,12}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
@@ -230,19 +231,21 @@ def get_record(game_id: str) -> Response:
 @bp.get("/games/<game_id>/board.svg")
 def get_board(game_id: str) -> Response:
     game_id = game_id_of(game_id)
-    unknown = sorted(set(request.args) - {"coords"})
+    unknown = sorted(set(request.args) - {"coords", "v"})
     if unknown:
-        raise ApiError(400, "BAD_QUERY", f"board.svg takes only coords, not {unknown[0][:40]!r}")
+        raise ApiError(400, "BAD_QUERY", f"board.svg takes only coords and v, not {unknown[0][:40]!r}")
     coords = request.args.get("coords", "0")
     if coords not in ("0", "1"):
         raise ApiError(400, "BAD_QUERY", "coords is 0 or 1")
+    if not VERSION_TAG.fullmatch(request.args.get("v", "0")):
+        raise ApiError(400, "BAD_QUERY", "v is a version: digits")
     version, data = games().view(game_id)
     view = orjson.loads(data)
     # The log only grows: its entry `version - 1` is the move that made this view.
     last = None
     if version > 0:
-        entries = games().store.history(game_id) or []
-        last = orjson.loads(entries[version - 1]) if len(entries) >= version else None
+        entry = games().store.history(game_id, version - 1, version) or []
+        last = orjson.loads(entry[0]) if entry else None
     svg = board_svg(view, map_info(view["map"]), last=last, coords=coords == "1")
     return with_etag(Response(svg, content_type="image/svg+xml; charset=utf-8"), version)
 
