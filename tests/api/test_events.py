@@ -256,9 +256,10 @@ def test_undo_and_takeback_entries_are_events_with_the_state_they_make(api_on) -
     api.play(game, 4, random.Random(1))
     # The entries that undo and takeback write, appended the way every change is: one
     # compare-and-set with the state they make and its view (as render_at makes past views).
-    for move in ({"type": "undo"}, {"type": "takeback_proposed", "to_version": 2},
-                 {"type": "takeback", "to_version": 2}):
-        commit_entry(store, gid, move)
+    proposed = [{"type": "takeback_proposed", "seat": 0, "to_version": 2, "asked": [1], "versions": [3]}]
+    for move, events in (({"type": "undo"}, []), ({"type": "takeback_proposed", "to_version": 2}, proposed),
+                         ({"type": "takeback", "to_version": 2}, [])):
+        commit_entry(store, gid, move, events)
     api.play({**game, "game_id": gid}, 3, random.Random(2))  # moves again, after the takeback
     commit_entry(store, gid, {"type": "undo"})
 
@@ -274,11 +275,11 @@ def test_undo_and_takeback_entries_are_events_with_the_state_they_make(api_on) -
         assert got == expected[after:], f"resume after {after}"
 
 
-def commit_entry(store: MemoryStore, gid: str, move: dict) -> None:
+def commit_entry(store: MemoryStore, gid: str, move: dict, events: list[dict] | None = None) -> None:
     stored = store.load(gid)
     assert stored is not None
     entries = timeline.entries_of(store.history(gid) or [])
-    entry = log_entry(stored.version, 0, move, [])
+    entry = log_entry(stored.version, 0, move, events or [])
     state = timeline.state_at(orjson.loads(stored.state), [*entries, orjson.loads(entry)], stored.version + 1)
     view, _ = render_at(state, gid, stored.version + 1, stored.meta, [*entries, orjson.loads(entry)])
     result = store.commit(gid, expected_version=stored.version, ttl=3600, entries=[entry],
