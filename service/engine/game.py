@@ -1,55 +1,77 @@
 """The engine's facade: create a game, list legal moves, apply a move, view the state.
 
-`apply` checks a move with the same phase functions that `legal_moves` enumerates with, so a move
-is accepted exactly when it is listed. Phases without decisions (income, expenses, income
-reduction, growth, the next round) run at once after the last decision before them.
+A game is a plain dict (the State of layout.py) that you keep; every call takes it and none
+changes it. `apply` checks a move with the same phase functions that `legal_moves` enumerates
+with, so a move is accepted exactly when it is listed. Steps without decisions (income,
+expenses, income reduction, growth, the next round) run at once after the last decision before
+them (lifecycle.py).
+
+>>> from service.engine import game
+>>> state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
+>>> state["phase"], state["round"], state["last_round"]
+('issue_shares', 1, 10)
+>>> seat = game.active_seat(state)
+>>> game.legal_moves(state, seat)[:2]
+[{'type': 'issue_shares', 'count': 0}, {'type': 'issue_shares', 'count': 1}]
+>>> state, events = game.apply(state, seat, {"type": "issue_shares", "count": 2})
+>>> events
+[{'type': 'shares_issued', 'seat': 1, 'count': 2, 'cash': 10}]
+>>> game.view(state)["players"][seat]["cash"]
+20
+>>> game.apply(state, seat, {"type": "issue_shares", "count": 1})
+Traceback (most recent call last):
+...
+service.engine.errors.IllegalMove: NOT_YOUR_TURN: seat 2 decides now
 """
 
 from __future__ import annotations
 
-from service.engine import rng, tiles
+from service.engine import lifecycle, rng, tiles
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove, SetupError
+from service.engine.hexgrid import key
+from service.engine.layout import Event, Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.maps.loader import NEW_CITY_COLUMNS, NUMBER_COLUMNS
-from service.engine.phases import (
-    actions,
-    auction,
-    build,
-    growth,
-    move_goods,
-    operations,
-    scoring,
-    shares,
-)
-from service.engine.state import FORMAT, active_players, copy_state, draw_cube, shuffle
+from service.engine.phases.next_round import open_round
+from service.engine.state import FORMAT, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
+from service.engine.variants.base import Rules
 from service.engine.variants.registry import VARIANTS
 from service.engine.view import game_view, map_info, maps
 
 RULES_VERSION = "aos-rules/1.0"
 
-DECIDING = {
-    "issue_shares": shares,
-    "auction": auction,
-    "select_action": actions,
-    "build": build,
-    "move_goods": move_goods,
-    "production": growth,
-}
-
 __all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "MAP_IDS", "COLOURS", "NEW_CITY_LETTERS",
            "new_game", "legal_moves", "apply", "validate", "view", "active_seat", "is_finished",
            "record_header", "replay", "maps", "map_info", "action_ids"]
 
-COLOURS = tuple(R.CUBE_COUNTS)
+COLOURS = R.COLOURS
 NEW_CITY_LETTERS = NEW_CITY_COLUMNS
+# Every move type of the base phases and of every playable map (Rules.extra_build_move_types).
+ALL_MOVE_TYPES = lifecycle.base_move_types() | frozenset(
+    t for variant in VARIANTS.values() for t in variant.extra_build_move_types())
 
 
 # -- creating a game -----------------------------------------------------------------------------
 
 def new_game(map_id: str, names: list[str], seed: str, options: dict | None = None,
-             seed_given: bool = True) -> dict:
+             seed_given: bool = True) -> State:
+    """A new game on `map_id` for the players `names` (in seat order), round 1, shares phase.
+
+    Everything random (the turn order, the bag, dice) follows from `seed`: the same seed,
+    names, options and moves give the same states, byte for byte. `options` are the map's game
+    options (view.maps() lists them); `seed_given` False marks a seed the service chose itself.
+    Raises SetupError (UNKNOWN_MAP, PLAYER_COUNT, BAD_OPTION) for a game that cannot be made.
+
+    >>> state = new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
+    >>> [p["name"] for p in state["players"]], state["turn_order"]
+    (['Ann', 'Bob', 'Cat'], [1, 2, 0])
+    >>> new_game("rust_belt", ["Ann"], seed="readme")
+    Traceback (most recent call last):
+    ...
+    service.engine.errors.SetupError: PLAYER_COUNT: Rust Belt (Age of Steam base map) takes 3-6 players, not 1
+    """
     if map_id not in MAP_IDS:
         raise SetupError("UNKNOWN_MAP", f"no map {map_id!r}; maps: {', '.join(MAP_IDS)}")
     board = load_map(map_id)
@@ -63,7 +85,7 @@ def new_game(map_id: str, names: list[str], seed: str, options: dict | None = No
         raise SetupError("BAD_OPTION", "seed must be a non-empty string")
     chosen = _check_options(rules, options or {})
     start = R.START
-    state: dict = {
+    state: State = {
         "format": FORMAT,
         "rules_version": RULES_VERSION,
         "map": map_id,
@@ -88,26 +110,27 @@ def new_game(map_id: str, names: list[str], seed: str, options: dict | None = No
         "track": {}, "towns": {}, "tiles": {}, "supply": tiles.initial_supply(),
         "scores": None, "variant": {},
     }
-    events: list = []
+    events: list[Event] = []
     state["turn_order"] = shuffle(state, state["turn_order"])
     rules.setup_before_draws(state, events)
     _fill_display(state, rules)
     for h in sorted(board.cities):
-        state["cubes"][f"{h[0]},{h[1]}"] = [c for c in (draw_cube(state) for _ in range(
+        state["cubes"][key(h)] = [c for c in (draw_cube(state) for _ in range(
             rules.starting_cubes(h))) if c]
     rules.setup(state, events)
-    _start_round(state, rules, events)
+    open_round(state, rules, events)
+    lifecycle.enter(state, rules, "issue_shares", events)
     return state
 
 
-def _check_options(rules, options: dict) -> dict:
+def _check_options(rules: Rules, options: dict) -> dict:
     if not isinstance(options, dict):
         raise SetupError("BAD_OPTION", "options must be an object")
     schema = rules.options_schema()
     unknown = set(options) - set(schema)
     if unknown:
         raise SetupError("BAD_OPTION", f"unknown option(s) for this map: {', '.join(sorted(unknown))}")
-    chosen = {}
+    chosen: dict[str, object] = {}
     for name, (kind, default) in schema.items():
         value = options.get(name, default)
         if value is not None and not isinstance(value, kind):
@@ -117,14 +140,14 @@ def _check_options(rules, options: dict) -> dict:
     return chosen
 
 
-def _fill_display(state: dict, rules) -> None:
+def _fill_display(state: State, rules: Rules) -> None:
     """Fills the display a row at a time, left to right: number columns, then new-city columns.
 
     A new city the map takes out of the game has no column at all, so nothing (production,
     growth, the view) can ever put a cube where no city will take it."""
     empty = rules.display_columns_left_empty(state)
     letters = [c for c in NEW_CITY_COLUMNS if c not in rules.map.removed_new_cities]
-    display = {c: [None] * R.NUMBER_SQUARES for c in NUMBER_COLUMNS}
+    display: dict[str, list[str | None]] = {c: [None] * R.NUMBER_SQUARES for c in NUMBER_COLUMNS}
     display.update({c: [None] * R.NEW_CITY_SQUARES for c in letters})
     for columns, rows in ((NUMBER_COLUMNS, R.NUMBER_SQUARES), (letters, R.NEW_CITY_SQUARES)):
         for row in range(rows):
@@ -132,72 +155,6 @@ def _fill_display(state: dict, rules) -> None:
                 if column not in empty:
                     display[column][row] = draw_cube(state)
     state["display"] = display
-
-
-# -- the flow of a round -------------------------------------------------------------------------
-
-def _start_round(state: dict, rules, events: list) -> None:
-    events.append({"type": "round_started", "round": state["round"]})
-    rules.start_round(state, events)
-    shares.start(state, rules, events)
-
-
-def _advance(state: dict, rules, events: list) -> None:
-    """Runs every step that needs no decision, until someone must decide or the game ends."""
-    while not state["queue"] and state["phase"] != "finished":
-        phase = state["phase"]
-        if phase == "issue_shares":
-            auction.start(state, rules, events)
-        elif phase == "auction":
-            actions.start(state, rules, events)
-        elif phase == "select_action":
-            build.start(state, rules, events)
-        elif phase == "build":
-            state["build"] = None
-            move_goods.start(state, rules, events)
-        elif phase == "move_goods":
-            state["move_goods"] = None
-            _operations(state, rules, events)
-        elif phase == "production":
-            _grow_and_next_round(state, rules, events)
-        else:
-            raise AssertionError(f"no way on from phase {phase}")
-
-
-def _operations(state: dict, rules, events: list) -> None:
-    operations.collect_income(state, events)
-    operations.pay_expenses(state, events)
-    operations.eliminate_bankrupt(state, rules, events)
-    if len(active_players(state)) <= 1:
-        _finish(state, rules, events)
-        return
-    if state["round"] == state["last_round"]:
-        rules.before_income_reduction(state, events)
-    operations.reduce_income(state, events)
-    if state["round"] == state["last_round"]:
-        _finish(state, rules, events)
-        return
-    state["phase"] = "production"
-    state["queue"] = []
-    growth.start_production(state, rules, events)
-
-
-def _grow_and_next_round(state: dict, rules, events: list) -> None:
-    growth.roll_growth(state, rules, events)
-    rules.end_round(state, events)
-    state["pass_holder"] = rules.turn_order_pass_holder(state)
-    state["actions"] = {"taken": {}, "locked": []}
-    for player in state["players"]:
-        player["action"] = None
-    state["round"] += 1
-    _start_round(state, rules, events)
-
-
-def _finish(state: dict, rules, events: list) -> None:
-    state["phase"] = "finished"
-    state["queue"] = []
-    state["scores"] = scoring.score(state, rules)
-    events.append({"type": "game_finished", "scores": state["scores"]})
 
 
 # -- the public interface ------------------------------------------------------------------------
@@ -210,21 +167,38 @@ def action_ids() -> tuple[str, ...]:
     return tuple(ids)
 
 
-def active_seat(state: dict) -> int | None:
+def active_seat(state: State) -> int | None:
+    """The seat that decides now, or None when the game is finished.
+
+    >>> state = new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
+    >>> active_seat(state), state["turn_order"][0]
+    (1, 1)
+    """
     return state["queue"][0] if state["queue"] else None
 
 
-def is_finished(state: dict) -> bool:
+def is_finished(state: State) -> bool:
+    """Whether the game is over; then state["scores"] holds the final scores."""
     return state["phase"] == "finished"
 
 
-def legal_moves(state: dict, seat: int) -> list[dict]:
-    if active_seat(state) != seat or is_finished(state):
+def legal_moves(state: State, seat: int) -> list[Move]:
+    """Every move `seat` may make now, each as apply takes it; [] when it is not their turn.
+
+    Moves that cost something say so (a build's "cost"), and a delivery names the income it
+    brings; apply ignores those fields. `apply` accepts exactly the moves listed here.
+
+    >>> state = new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
+    >>> len(legal_moves(state, 1)), legal_moves(state, 0)
+    (14, [])
+    """
+    phase = state["phase"]
+    if active_seat(state) != seat or phase == "finished":
         return []
-    return DECIDING[state["phase"]].legal(state, rules_for(state["map"]), seat)
+    return lifecycle.DECIDING[phase].legal(state, rules_for(state["map"]), seat)
 
 
-def _check_turn(state: dict, seat: int, move: object) -> None:
+def _check_turn(state: State, seat: int, move: object) -> None:
     if not isinstance(move, dict) or not isinstance(move.get("type"), str):
         raise IllegalMove("BAD_MOVE", "a move is an object with a type")
     if move["type"] not in ALL_MOVE_TYPES:
@@ -240,24 +214,33 @@ def _check_turn(state: dict, seat: int, move: object) -> None:
                           active_seat=active_seat(state))
 
 
-ALL_MOVE_TYPES = frozenset({
-    "issue_shares", "bid", "drop_out", "turn_order_pass", "select_action", "urbanize", "build",
-    "remove_wall", "end_build", "deliver", "upgrade_locomotive", "pass", "produce",
-})
+def apply(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+    """Makes one move of `seat`: returns the new state and the events of what happened, in order
+    (the move's own, then those of every step that ran without a decision after it). The state
+    passed in is unchanged. Raises IllegalMove, whose `code` (errors.CODES) names the rule the
+    move breaks, for any move legal_moves does not list.
 
-
-def apply(state: dict, seat: int, move: dict) -> tuple[dict, list[dict]]:
-    """Applies one move of `seat`; returns the new state and what happened. The input is unchanged."""
+    >>> state = new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
+    >>> after, events = apply(state, 1, {"type": "issue_shares", "count": 0})
+    >>> active_seat(after), active_seat(state)
+    (2, 1)
+    >>> apply(state, 1, {"type": "issue_shares", "count": 14})
+    Traceback (most recent call last):
+    ...
+    service.engine.errors.IllegalMove: SHARE_LIMIT: 2 issued already; at most 13 more
+    """
     _check_turn(state, seat, move)
     new = copy_state(state)
-    events: list = []
+    events: list[Event] = []
     rules = rules_for(new["map"])
-    DECIDING[new["phase"]].apply(new, rules, seat, move, events)
-    _advance(new, rules, events)
+    phase = new["phase"]
+    assert phase != "finished"
+    lifecycle.DECIDING[phase].apply(new, rules, seat, move, events)
+    lifecycle.advance(new, rules, events)
     return new, events
 
 
-def validate(state: dict, seat: int, move: dict) -> dict:
+def validate(state: State, seat: int, move: Move) -> dict:
     """A dry run: whether the move is legal now, what it costs and what it would do."""
     try:
         _, events = apply(state, seat, move)
@@ -270,11 +253,21 @@ def validate(state: dict, seat: int, move: dict) -> dict:
     return result
 
 
-def view(state: dict) -> dict:
+def view(state: State) -> dict:
+    """What a client sees of the game: players, phase, the deciding seat, the board, the display.
+
+    Nothing in it tells a random outcome before the move that causes it (the seed is not in it).
+
+    >>> v = view(new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme"))
+    >>> v["phase"], v["active_seat"], v["players"][1]["cash"], len(v["board"]["cities"])
+    ('issue_shares', 1, 10, 12)
+    """
     return game_view(state, rules_for(state["map"]))
 
 
-def record_header(state: dict) -> dict:
+def record_header(state: State) -> dict:
+    """The header of the game's record: what replay needs besides the moves. The seed is in it
+    only once the game is finished (before, its commitment stands in for it)."""
     header = {
         "format": "aos-record/1",
         "rules_version": state["rules_version"],
@@ -288,7 +281,7 @@ def record_header(state: dict) -> dict:
     return header
 
 
-def replay(header: dict, moves: list[dict]) -> dict:
+def replay(header: dict, moves: list[dict]) -> State:
     """Plays a record's moves from its seed, checking each; IllegalMove carries the bad index."""
     state = new_game(header["map"], [p["name"] for p in header["players"]], header["seed"],
                      header.get("options") or {})

@@ -13,6 +13,8 @@ MAX_SHARES: int = RULES["max_shares"]
 MAX_LOCOMOTIVE: int = RULES["max_locomotive"]
 ROUNDS_BY_PLAYERS: dict[int, int] = {int(k): v for k, v in RULES["rounds_by_players"].items()}
 CUBE_COUNTS: dict[str, int] = RULES["cube_counts"]
+# The goods colours, in the bag's order (draws count through them in this order).
+COLOURS: tuple[str, ...] = tuple(CUBE_COUNTS)
 BUILD_COSTS: dict = RULES["build_costs"]
 TILES_PER_BUILD_TURN: int = RULES["tiles_per_build_turn"]
 ENGINEER_TILES: int = RULES["engineer_tiles"]

@@ -1,39 +1,30 @@
-"""The game state: plain JSON-able data, and the small operations every phase shares.
+"""The game state's small operations that every phase and map shares: dice, the bag, turn order.
 
-The state is a dict so that it serialises with orjson as it is and replays byte for byte.
-Layout (keys in hex form "q,r"):
-  format, rules_version, map, options, seed, seed_given, seed_commitment, rng (int)
-  round, last_round, phase, queue (seats still to decide in this step; the first decides)
-  start_players, players [{name, cash, income, shares, loco, action, eliminated}]
-  turn_order [seat], pass_holder (seat holding this auction's Turn Order pass, or None)
-  actions {taken: {id: seat}, locked: [id]}, auction, build, move_goods, production
-  display {column in play: [colour|None]} (no column for a new city the map removes)
-  bag {colour: n}, cubes {hex: [colour]}
-  new_cities {hex: letter}, track {hex: [[a, b, owner]]}, towns {hex: [[edge, owner]]}
-  tiles {hex: tile id}, supply {tile id: n}, scores, variant (the map's own data)
-"""
+The state is a plain dict so that it serialises with orjson as it is and replays byte for byte;
+its layout, key by key, is the State type in layout.py."""
 
 from __future__ import annotations
 
 import orjson
 
 from service.engine import rng
-from service.engine.rules_data import CUBE_COUNTS
+from service.engine import rules_data as R
+from service.engine.layout import Event, State
+from service.engine.rules_data import COLOURS
 
 FORMAT = "aos-state/1"
-COLOURS = tuple(CUBE_COUNTS)
 
 
-def copy_state(state: dict) -> dict:
+def copy_state(state: State) -> State:
     return orjson.loads(orjson.dumps(state))
 
 
-def roll_die(state: dict) -> int:
+def roll_die(state: State) -> int:
     state["rng"], value = rng.below(state["rng"], 6)
     return value + 1
 
 
-def draw_cube(state: dict) -> str | None:
+def draw_cube(state: State) -> str | None:
     """Draws one cube at random from the bag; None when the bag is empty."""
     bag = state["bag"]
     total = sum(bag.values())
@@ -48,7 +39,7 @@ def draw_cube(state: dict) -> str | None:
     raise AssertionError("bag count mismatch")
 
 
-def shuffle(state: dict, items: list) -> list:
+def shuffle(state: State, items: list[int]) -> list[int]:
     items = list(items)
     for i in range(len(items) - 1, 0, -1):
         state["rng"], j = rng.below(state["rng"], i + 1)
@@ -56,19 +47,27 @@ def shuffle(state: dict, items: list) -> list:
     return items
 
 
-def active_players(state: dict) -> list[int]:
+def active_players(state: State) -> list[int]:
     """Seats still in the game, in turn order."""
     return [s for s in state["turn_order"] if not state["players"][s]["eliminated"]]
 
 
-def action_holder(state: dict, action: str) -> int | None:
+def action_holder(state: State, action: str) -> int | None:
     return state["actions"]["taken"].get(action)
 
 
-def cubes_in_play(state: dict) -> int:
+def cubes_in_play(state: State) -> int:
     """Every cube not in the bag: on cities, on the display, and wherever a map keeps them."""
     n = sum(len(c) for c in state["cubes"].values())
     n += sum(1 for col in state["display"].values() for c in col if c)
     if state.get("production"):
         n += len(state["production"]["drawn"])
     return n + state.get("variant", {}).get("cubes_held", 0)
+
+
+def raise_locomotive(state: State, seat: int, events: list[Event]) -> None:
+    """+1 locomotive level (the Locomotive action, the move-goods upgrade), never above 6."""
+    player = state["players"][seat]
+    if player["loco"] < R.MAX_LOCOMOTIVE:
+        player["loco"] += 1
+        events.append({"type": "locomotive_upgraded", "seat": seat, "locomotive": player["loco"]})

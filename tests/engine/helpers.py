@@ -18,14 +18,13 @@ from collections.abc import Iterable, Iterator
 
 import pytest
 
-from service.engine import game, rng
+from service.engine import game, lifecycle, rng
 from service.engine.errors import IllegalMove
-from service.engine.phases import actions, auction, build, growth, move_goods, shares
 from service.engine.variants import rules_for
 
 SEED = "rule-tests"
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay")
-PHASES = ("issue_shares", "auction", "select_action", "build", "move_goods", "production")
+PHASES = tuple(lifecycle.DECIDING)  # the phases with decisions, in the round's order
 
 
 def new(players: int = 3, *, map_id: str = "rust_belt", seed: str = SEED,
@@ -58,26 +57,17 @@ def take_actions(state: dict, taken: dict[str, int]) -> dict:
 
 
 def enter(state: dict, phase: str) -> dict:
-    """Opens `phase` on this state (in place) with the phase's own start function: sets
+    """Opens `phase` on this state (in place) as the engine's lifecycle does: sets
     state["phase"] and the queue of seats to decide. "production" needs a Production holder and
     draws the cubes at once (using the rng). Returns the state."""
     r, events = rules(state), []
     for key in ("auction", "build", "move_goods", "production"):
         state[key] = None
-    if phase == "issue_shares":
-        shares.start(state, r, events)
-    elif phase == "auction":
-        auction.start(state, r, events)
-    elif phase == "select_action":
-        actions.start(state, r, events)
-    elif phase == "build":
-        build.start(state, r, events)
-    elif phase == "move_goods":
-        move_goods.start(state, r, events)
-    elif phase == "production":
-        assert growth.start_production(state, r, events), "no production decision to make"
-    else:
+    if phase not in PHASES:
         raise ValueError(f"no phase {phase!r}; one of {PHASES}")
+    lifecycle.enter(state, r, phase, events)
+    if phase == "production":
+        assert state["queue"], "no production decision to make"
     return state
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import time
 
 from service.engine import game as engine
+from service.engine import lifecycle
 
-PHASES = ("issue_shares", "auction", "select_action", "build", "move_goods", "production")
+PHASES = tuple(lifecycle.DECIDING)  # every phase with decisions
 DISPLAY = tuple(f"{side}-{n}" for side in ("light", "dark") for n in range(1, 7)) + tuple("ABCDEFGH")
 
 

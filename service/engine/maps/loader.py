@@ -12,9 +12,9 @@ from pathlib import Path
 
 from service.engine.errors import SetupError
 from service.engine.hexgrid import DIRECTIONS, Hex
+from service.engine.rules_data import COLOURS
 
 MAP_IDS = ("rust_belt", "madagascar", "holland", "iraq", "berlin")
-COLOURS = ("red", "blue", "purple", "yellow", "black")
 NUMBER_COLUMNS = tuple(f"{side}-{n}" for side in ("light", "dark") for n in range(1, 7))
 NEW_CITY_COLUMNS = tuple("ABCDEFGH")
 

@@ -1,2 +1,9 @@
-"""One module per phase. Each deciding phase offers `start`, `legal` and `apply`; `apply`
-checks a move with the same functions `legal` enumerates with, so the two cannot disagree."""
+"""One module per step of the round, each with the same contract (see lifecycle.py):
+
+  start(state, rules, events)         opens the step: sets the phase, its queue and its record
+  legal(state, rules, seat) -> moves  what the deciding seat may do (phases with decisions)
+  apply(state, rules, seat, move, events)  checks and makes one move (phases with decisions)
+  finish(state, rules, events)        runs once the queue is empty: settles and clears the record
+
+Which step follows which is lifecycle.NEXT, and nowhere else.
+"""

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine.errors import IllegalMove
-from service.engine.phases.common import expect_type
+from service.engine.layout import Event, Move, State
+from service.engine.moves import expect_type, next_in_queue
 from service.engine.state import active_players
 
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
-def start(state: dict, rules, events: list) -> None:
+MOVE_TYPES = ("select_action",)
+
+
+def start(state: State, rules: Rules, events: list[Event]) -> None:
     state["phase"] = "select_action"
     state["queue"] = active_players(state)
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     return [{"type": "select_action", "action": a} for a in rules.available_actions(state)]
 
 
-def check(state: dict, rules, seat: int, move: dict) -> str:
-    expect_type(move, "select_action")
+def check(state: State, rules: Rules, seat: int, move: Move) -> str:
+    expect_type(move, *MOVE_TYPES)
     action = move.get("action")
     if not isinstance(action, str):
         raise IllegalMove("BAD_MOVE", "action must be an action id")
@@ -27,10 +35,14 @@ def check(state: dict, rules, seat: int, move: dict) -> str:
     return action
 
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     action = check(state, rules, seat, move)
     state["actions"]["taken"][action] = seat
     state["players"][seat]["action"] = action
     events.append({"type": "action_selected", "seat": seat, "action": action})
     rules.on_action_selected(state, seat, action, events)
-    state["queue"].pop(0)
+    next_in_queue(state)
+
+
+def finish(state: State, rules: Rules, events: list[Event]) -> None:
+    """Nothing to settle: the actions stay taken until the round ends (next_round)."""

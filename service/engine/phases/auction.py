@@ -7,12 +7,20 @@ two places pay their full bids, everyone else half of their own bid, rounded up.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine.errors import IllegalMove
-from service.engine.phases.common import expect_type, int_field
+from service.engine.layout import Auction, Event, Move, State
+from service.engine.moves import expect_type, int_field
 from service.engine.state import active_players
 
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
-def start(state: dict, rules, events: list) -> None:
+MOVE_TYPES = ("bid", "drop_out", "turn_order_pass")
+
+
+def start(state: State, rules: Rules, events: list[Event]) -> None:
     state["phase"] = "auction"
     order = active_players(state)
     state["auction"] = {
@@ -25,23 +33,22 @@ def start(state: dict, rules, events: list) -> None:
         "pass_holder": state.get("pass_holder"),
         "pass_used": False,
     }
-    state["queue"] = [order[0]] if order else []
-    if len(order) <= 1:
-        finish(state, events)
+    # With one bidder or none there is nothing to decide: finish settles at once.
+    state["queue"] = [order[0]] if len(order) > 1 else []
 
 
-def min_bid(auction: dict) -> int:
+def min_bid(auction: Auction) -> int:
     return auction["high_bid"] + 1
 
 
-def can_pass(auction: dict, seat: int) -> bool:
+def can_pass(auction: Auction, seat: int) -> bool:
     return (auction["pass_holder"] == seat and not auction["pass_used"]
             and len(auction["in"]) > 2)
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
-    auction = state["auction"]
-    moves: list[dict] = [{"type": "drop_out"}]
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
+    auction = current(state)
+    moves: list[Move] = [{"type": "drop_out"}]
     if rules.forced_drop_out(state, seat):
         return moves
     if can_pass(auction, seat):
@@ -51,9 +58,15 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
     return moves
 
 
-def check(state: dict, rules, seat: int, move: dict) -> str:
-    kind = expect_type(move, "bid", "drop_out", "turn_order_pass")
+def current(state: State) -> Auction:
     auction = state["auction"]
+    assert auction is not None, "no auction is open"
+    return auction
+
+
+def check(state: State, rules: Rules, seat: int, move: Move) -> str:
+    kind = expect_type(move, *MOVE_TYPES)
+    auction = current(state)
     if kind != "drop_out" and rules.forced_drop_out(state, seat):
         raise IllegalMove("MUST_DROP_OUT", "this player's action makes them drop out of this auction")
     if kind == "turn_order_pass" and not can_pass(auction, seat):
@@ -69,9 +82,9 @@ def check(state: dict, rules, seat: int, move: dict) -> str:
     return kind
 
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     kind = check(state, rules, seat, move)
-    auction = state["auction"]
+    auction = current(state)
     if kind == "bid":
         auction["bids"][str(seat)] = move["amount"]
         auction["high_bid"] = move["amount"]
@@ -85,13 +98,11 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         auction["dropped"].append(seat)
         events.append({"type": "dropped_out", "seat": seat,
                        "place": len(auction["in"]) + 1})
-    if len(auction["in"]) == 1:
-        finish(state, events)
-    else:
-        state["queue"] = [next_bidder(auction, seat)]
+    # One bidder left ends the auction: the empty queue has finish settle it.
+    state["queue"] = [] if len(auction["in"]) == 1 else [next_bidder(auction, seat)]
 
 
-def next_bidder(auction: dict, after: int) -> int:
+def next_bidder(auction: Auction, after: int) -> int:
     order = auction["order"]
     i = order.index(after)
     for step in range(1, len(order) + 1):
@@ -110,8 +121,9 @@ def payment(place: int, places: int, bid: int) -> int:
     return (bid + 1) // 2
 
 
-def finish(state: dict, events: list) -> None:
-    auction = state["auction"]
+def finish(state: State, rules: Rules, events: list[Event]) -> None:
+    """Sets the new turn order from the bids and drop-outs, and takes the payments."""
+    auction = current(state)
     new_order = auction["in"] + auction["dropped"][::-1]
     payments = []
     for place, seat in enumerate(new_order, start=1):

@@ -15,9 +15,10 @@ from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
+from service.engine.moves import expect_type, hex_field
 from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
-from service.engine.phases.common import expect_type, hex_field
 
+MOVE_TYPES = ("build", "urbanize", "end_build")
 ANCHORS = frozenset({"city", "own", "unowned"})
 OPEN = frozenset({"free", "off", "closed"})
 
@@ -48,6 +49,9 @@ def begin_turn(state: dict, rules, events: list) -> None:
         if tiles > 0 or rules.may_urbanize(state, seat):
             return
         close_turn(state, rules, events)
+
+
+def finish(state: dict, rules, events: list) -> None:
     state["build"] = None
 
 

@@ -11,15 +11,21 @@ from __future__ import annotations
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
+from service.engine.moves import expect_type, hex_field
 from service.engine.network import Route
-from service.engine.phases.common import expect_type, hex_field
-from service.engine.variants.base import raise_locomotive
+from service.engine.state import raise_locomotive
+
+MOVE_TYPES = ("deliver", "upgrade_locomotive", "pass")
 
 
 def start(state: dict, rules, events: list) -> None:
     state["phase"] = "move_goods"
     state["move_goods"] = {"round": 1, "upgraded": [], "used": {}}
     _open_round(state, rules)
+
+
+def finish(state: dict, rules, events: list) -> None:
+    state["move_goods"] = None
 
 
 def _open_round(state: dict, rules) -> None:

@@ -3,10 +3,24 @@ Cash scores nothing and breaks no tie; eliminated players rank last with no poin
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine import rules_data as R
+from service.engine.layout import Event, Score, State
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
 
-def track_points(state: dict, rules) -> dict[int, int]:
+def end_game(state: State, rules: Rules, events: list[Event]) -> None:
+    """Ends the game now: the phase becomes "finished", nobody decides, the scores are final."""
+    state["phase"] = "finished"
+    state["queue"] = []
+    state["scores"] = score(state, rules)
+    events.append({"type": "game_finished", "scores": state["scores"]})
+
+
+def track_points(state: State, rules: Rules) -> dict[int, int]:
     points: dict[int, int] = {}
     for link in rules.network(state).links():
         if link.owner is not None:
@@ -14,24 +28,23 @@ def track_points(state: dict, rules) -> dict[int, int]:
     return points
 
 
-def score(state: dict, rules) -> list[dict]:
+def score(state: State, rules: Rules) -> list[Score]:
     track = track_points(state, rules)
     s = R.SCORING
-    rows = []
+    parts: list[tuple[int, int, int] | None] = []  # (income, share, track points) per seat
     for seat, player in enumerate(state["players"]):
         if player["eliminated"]:
-            rows.append({"seat": seat, "points": None, "income_points": None,
-                         "share_points": None, "track_points": None})
+            parts.append(None)
             continue
-        income = s["per_income"] * player["income"]
-        shares = s["per_share"] * player["shares"]
-        tracks = s["per_track_segment"] * track.get(seat, 0)
-        rows.append({"seat": seat, "points": income + shares + tracks, "income_points": income,
-                     "share_points": shares, "track_points": tracks})
-    survivors = sorted((r["points"] for r in rows if r["points"] is not None), reverse=True)
-    for r in rows:
-        if r["points"] is None:
-            r["rank"] = len(survivors) + 1
+        parts.append((s["per_income"] * player["income"], s["per_share"] * player["shares"],
+                      s["per_track_segment"] * track.get(seat, 0)))
+    survivors = sorted((sum(p) for p in parts if p is not None), reverse=True)
+    rows: list[Score] = []
+    for seat, p in enumerate(parts):
+        if p is None:
+            rows.append({"seat": seat, "points": None, "income_points": None, "share_points": None,
+                         "track_points": None, "rank": len(survivors) + 1})
         else:
-            r["rank"] = survivors.index(r["points"]) + 1
+            rows.append({"seat": seat, "points": sum(p), "income_points": p[0], "share_points": p[1],
+                         "track_points": p[2], "rank": survivors.index(sum(p)) + 1})
     return rows

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
-from service.engine.phases.common import expect_type, int_field, next_in_queue
+from service.engine.layout import Event, Move, State
+from service.engine.moves import expect_type, int_field, next_in_queue
 from service.engine.state import active_players
 
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
-def start(state: dict, rules, events: list) -> None:
+MOVE_TYPES = ("issue_shares",)
+
+
+def start(state: State, rules: Rules, events: list[Event]) -> None:
     state["phase"] = "issue_shares"
     state["queue"] = active_players(state)
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     room = R.MAX_SHARES - state["players"][seat]["shares"]
     return [{"type": "issue_shares", "count": n} for n in range(room + 1)]
 
 
-def check(state: dict, rules, seat: int, move: dict) -> int:
-    expect_type(move, "issue_shares")
+def check(state: State, rules: Rules, seat: int, move: Move) -> int:
+    expect_type(move, *MOVE_TYPES)
     count = int_field(move, "count", minimum=0)
     shares = state["players"][seat]["shares"]
     if shares + count > R.MAX_SHARES:
@@ -28,7 +36,7 @@ def check(state: dict, rules, seat: int, move: dict) -> int:
     return count
 
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     count = check(state, rules, seat, move)
     player = state["players"][seat]
     player["shares"] += count
@@ -36,3 +44,7 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
     events.append({"type": "shares_issued", "seat": seat, "count": count,
                    "cash": count * R.SHARE_PRICE})
     next_in_queue(state)
+
+
+def finish(state: State, rules: Rules, events: list[Event]) -> None:
+    """Nothing to settle: each decision took effect as it was made."""

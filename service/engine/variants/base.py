@@ -10,7 +10,7 @@ from service.engine import rules_data as R
 from service.engine.hexgrid import Hex
 from service.engine.maps import MapData
 from service.engine.network import Network
-from service.engine.state import action_holder, active_players
+from service.engine.state import action_holder, active_players, raise_locomotive
 
 
 class Rules:
@@ -122,8 +122,10 @@ class Rules:
     def extra_cost_per_tile(self, state: dict, seat: int) -> int:
         return 0
 
-    def extra_build_move_types(self) -> tuple[str, ...]:
-        """Build-phase move types a map adds (beyond build, urbanize, end_build)."""
+    @classmethod
+    def extra_build_move_types(cls) -> tuple[str, ...]:
+        """Build-phase move types a map adds (beyond build, urbanize, end_build). A class
+        method: game.ALL_MOVE_TYPES gathers them from every map without making its rules."""
         return ()
 
     def extra_build_moves(self, state: dict, seat: int) -> list[dict]:
@@ -222,9 +224,3 @@ def first_then_order(state: dict, first: int | None) -> list[int]:
         order.insert(0, first)
     return order
 
-
-def raise_locomotive(state: dict, seat: int, events: list) -> None:
-    player = state["players"][seat]
-    if player["loco"] < R.MAX_LOCOMOTIVE:
-        player["loco"] += 1
-        events.append({"type": "locomotive_upgraded", "seat": seat, "locomotive": player["loco"]})

@@ -115,7 +115,8 @@ class Berlin(Rules):
     def replace_cost(self, state: dict, h: Hex, base_cost: int) -> int:
         return self.hex_cost
 
-    def extra_build_move_types(self) -> tuple[str, ...]:
+    @classmethod
+    def extra_build_move_types(cls) -> tuple[str, ...]:
         return ("remove_wall",)
 
     def _may_remove_wall(self, state: dict, seat: int) -> str | None:

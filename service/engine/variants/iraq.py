@@ -14,7 +14,7 @@ from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour
 from service.engine.maps import MapData
-from service.engine.phases.common import hex_field
+from service.engine.moves import hex_field
 from service.engine.state import action_holder, active_players, roll_die
 from service.engine.variants.base import Rules
 

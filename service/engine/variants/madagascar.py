@@ -20,8 +20,8 @@ locking), "must_drop_out": seat | None (the previous round's last_player holder)
 
 from __future__ import annotations
 
-from service.engine.state import action_holder, active_players, roll_die
-from service.engine.variants.base import Rules, raise_locomotive
+from service.engine.state import action_holder, active_players, raise_locomotive, roll_die
+from service.engine.variants.base import Rules
 
 BAD_ACTIONS: tuple[str, ...] = (
     "last_build",

@@ -1,18 +1,22 @@
-"""Small checks shared by the phases' move parsers."""
+"""Reading a move's fields: the small checks every phase's and map's move parser shares.
+
+They live below phases/ and variants/, which both use them."""
 
 from __future__ import annotations
 
 from service.engine.errors import IllegalMove
+from service.engine.hexgrid import Hex
+from service.engine.layout import Move, State
 
 
-def expect_type(move: dict, *types: str) -> str:
+def expect_type(move: Move, *types: str) -> str:
     t = move.get("type")
-    if t not in types:
+    if not isinstance(t, str) or t not in types:
         raise IllegalMove("WRONG_PHASE", f"a {t!r} move is not made now; expected {' or '.join(types)}")
     return t
 
 
-def int_field(move: dict, name: str, minimum: int | None = None) -> int:
+def int_field(move: Move, name: str, minimum: int | None = None) -> int:
     value = move.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise IllegalMove("BAD_MOVE", f"{name} must be an integer")
@@ -21,7 +25,7 @@ def int_field(move: dict, name: str, minimum: int | None = None) -> int:
     return value
 
 
-def hex_field(move: dict, name: str) -> tuple[int, int]:
+def hex_field(move: Move, name: str) -> Hex:
     value = move.get(name)
     if (
         not isinstance(value, dict)
@@ -34,5 +38,5 @@ def hex_field(move: dict, name: str) -> tuple[int, int]:
     return (value["q"], value["r"])
 
 
-def next_in_queue(state: dict) -> None:
+def next_in_queue(state: State) -> None:
     state["queue"].pop(0)

@@ -1,0 +1,95 @@
+"""The round as one table: which step follows which, and the loop that runs them.
+
+Every step is a module of phases/ with the same contract (phases/__init__.py): `start` opens it,
+`finish` settles it and clears its record once nobody is left to decide. Steps with decisions
+(the phases a game stands in between moves) add `legal` and `apply`. After a move, `advance`
+finishes each step whose queue is empty and starts the one that NEXT names, until someone must
+decide or a step ends the game (operations, phases/scoring.end_game).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from service.engine.layout import Event, Move, Phase, State, Step
+from service.engine.phases import (
+    actions,
+    auction,
+    build,
+    growth,
+    move_goods,
+    next_round,
+    operations,
+    production,
+    shares,
+)
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
+
+
+class StepModule(Protocol):
+    def start(self, state: State, rules: Rules, events: list[Event]) -> None: ...
+
+    def finish(self, state: State, rules: Rules, events: list[Event]) -> None: ...
+
+
+class PhaseModule(StepModule, Protocol):
+    MOVE_TYPES: tuple[str, ...]
+
+    def legal(self, state: State, rules: Rules, seat: int) -> list[Move]: ...
+
+    def apply(self, state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None: ...
+
+
+# The phases with decisions, in the order of the round; state["phase"] names one of them.
+DECIDING: dict[Phase, PhaseModule] = {
+    "issue_shares": shares,
+    "auction": auction,
+    "select_action": actions,
+    "build": build,
+    "move_goods": move_goods,
+    "production": production,
+}
+
+STEPS: dict[Step, StepModule] = {
+    **DECIDING,
+    "operations": operations,
+    "growth": growth,
+    "next_round": next_round,
+}
+
+# Which step follows which: the one place that says so.
+NEXT: dict[Step, Step] = {
+    "issue_shares": "auction",
+    "auction": "select_action",
+    "select_action": "build",
+    "build": "move_goods",
+    "move_goods": "operations",
+    "operations": "production",
+    "production": "growth",
+    "growth": "next_round",
+    "next_round": "issue_shares",
+}
+
+
+def base_move_types() -> frozenset[str]:
+    """Every move type of the base game's phases (a map adds its own: Rules.extra_move_types)."""
+    return frozenset(t for module in DECIDING.values() for t in module.MOVE_TYPES)
+
+
+def enter(state: State, rules: Rules, step: Step, events: list[Event]) -> None:
+    """Opens one step, as the loop does when it reaches it."""
+    STEPS[step].start(state, rules, events)
+
+
+def advance(state: State, rules: Rules, events: list[Event]) -> None:
+    """Runs every step that needs no decision, until someone must decide or the game ends."""
+    phase = state["phase"]
+    if phase == "finished":
+        return
+    step: Step = phase
+    while not state["queue"] and state["phase"] != "finished":
+        STEPS[step].finish(state, rules, events)
+        step = NEXT[step]
+        STEPS[step].start(state, rules, events)
