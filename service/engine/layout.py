@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 # The phases a game stands in between moves: the six with decisions, and the end.
-Phase = Literal["issue_shares", "auction", "select_action", "build", "move_goods", "production",
-                "finished"]
-# Steps of the round that need no decision run between phases and are never stored (game.py).
-Step = Literal["next_round", "issue_shares", "auction", "select_action", "build", "move_goods",
-               "operations", "production", "growth"]
+DecidingPhase = Literal["issue_shares", "auction", "select_action", "build", "move_goods",
+                        "production"]
+Phase = DecidingPhase | Literal["finished"]
+# The steps of the round that need no decision run between phases and are never stored
+# (lifecycle.py).
+Step = DecidingPhase | Literal["operations", "growth", "next_round"]
 # What lies across one edge of a hex, as a builder sees it (phases/build.py edge_status).
 EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "opponent"]
 

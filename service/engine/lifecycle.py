@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from service.engine.layout import Event, Move, Phase, State, Step
+from service.engine.layout import DecidingPhase, Event, Move, State, Step
 from service.engine.phases import (
     actions,
     auction,
@@ -35,7 +35,8 @@ class StepModule(Protocol):
 
 
 class PhaseModule(StepModule, Protocol):
-    MOVE_TYPES: tuple[str, ...]
+    @property
+    def MOVE_TYPES(self) -> tuple[str, ...]: ...  # noqa: N802  (a module constant)
 
     def legal(self, state: State, rules: Rules, seat: int) -> list[Move]: ...
 
@@ -43,7 +44,7 @@ class PhaseModule(StepModule, Protocol):
 
 
 # The phases with decisions, in the order of the round; state["phase"] names one of them.
-DECIDING: dict[Phase, PhaseModule] = {
+DECIDING: dict[DecidingPhase, PhaseModule] = {
     "issue_shares": shares,
     "auction": auction,
     "select_action": actions,
@@ -53,8 +54,13 @@ DECIDING: dict[Phase, PhaseModule] = {
 }
 
 STEPS: dict[Step, StepModule] = {
-    **DECIDING,
+    "issue_shares": shares,
+    "auction": auction,
+    "select_action": actions,
+    "build": build,
+    "move_goods": move_goods,
     "operations": operations,
+    "production": production,
     "growth": growth,
     "next_round": next_round,
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.engine.hexgrid import Hex, key, neighbour, opposite, parse_key
+from service.engine.layout import State
 from service.engine.maps import MapData
 
 CENTRE = -1
@@ -64,7 +65,7 @@ def other_edge(piece: Piece, edge: int) -> int:
 class Network:
     """The track of one state, indexed for tracing. Built per call; cheap (a few hundred pieces)."""
 
-    def __init__(self, state: dict, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
+    def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
         self.map = board
         new_cities = {parse_key(k) for k in state["new_cities"]}
         # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
@@ -179,7 +180,7 @@ class Network:
         return [r for r in self.routes() if r.complete]
 
 
-def write_hex(state: dict, h: Hex, pieces: dict[Piece, int | None]) -> None:
+def write_hex(state: State, h: Hex, pieces: dict[Piece, int | None]) -> None:
     """Stores the pieces of one hex in the state (plain track or town exits)."""
     k = key(h)
     plain = sorted([p[1], p[2], o] for p, o in pieces.items() if p[2] != CENTRE)
@@ -194,7 +195,7 @@ def write_hex(state: dict, h: Hex, pieces: dict[Piece, int | None]) -> None:
         state["towns"].pop(k, None)
 
 
-def set_route_owner(state: dict, route: Route, owner: int | None) -> None:
+def set_route_owner(state: State, route: Route, owner: int | None) -> None:
     """Gives every piece of a route one owner, in the state."""
     for (h, a, b) in route.pieces:
         k = key(h)
@@ -208,7 +209,7 @@ def set_route_owner(state: dict, route: Route, owner: int | None) -> None:
                     entry[2] = owner
 
 
-def drop_owner(state: dict, seat: int) -> None:
+def drop_owner(state: State, seat: int) -> None:
     """Removes every ownership marker of one seat (the track stays, unowned)."""
     for tracks in state["track"].values():
         for entry in tracks:

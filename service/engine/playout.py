@@ -13,6 +13,7 @@ import time
 
 from service.engine import game
 from service.engine.hexgrid import neighbour
+from service.engine.layout import Move, State
 from service.engine.maps import load_map
 from service.engine.variants import rules_for
 
@@ -27,17 +28,18 @@ class EngineClock:
 
 def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
                      max_moves: int = 20000, on_move=None,
-                     clock: EngineClock | None = None, cash: int | None = None) -> tuple[dict, int]:
+                     clock: EngineClock | None = None, cash: int | None = None) -> tuple[State, int]:
     """Plays one game with RandomPlayer for every seat; returns (final state, moves made).
     `cash` starts every player with that much instead of $10, so random play lasts every round."""
     clock = clock or EngineClock()
     state = game.new_game(map_id, [f"P{i}" for i in range(players)], seed)
-    for player in state["players"]:
-        player["cash"] = player["cash"] if cash is None else cash
+    for seated in state["players"]:
+        seated["cash"] = seated["cash"] if cash is None else cash
     player = RandomPlayer(chooser)
     moves = 0
     while not game.is_finished(state):
         seat = game.active_seat(state)
+        assert seat is not None  # someone decides in every phase but the end
         t = time.perf_counter()
         options = game.legal_moves(state, seat)
         clock.seconds += time.perf_counter() - t
@@ -66,7 +68,7 @@ class RandomPlayer:
     def __init__(self, chooser: random.Random) -> None:
         self.chooser = chooser
 
-    def choose(self, state: dict, seat: int, options: list[dict]) -> dict:
+    def choose(self, state: State, seat: int, options: list[Move]) -> Move:
         player = state["players"][seat]
         cash, reserve = player["cash"], player["shares"] + player["loco"]
         by_type: dict[str, list[dict]] = {}
@@ -85,7 +87,7 @@ class RandomPlayer:
             same = self._builds_worth_trying(state, seat, same)
         return self.chooser.choice(same)
 
-    def _builds_worth_trying(self, state: dict, seat: int, builds: list[dict]) -> list[dict]:
+    def _builds_worth_trying(self, state: State, seat: int, builds: list[Move]) -> list[Move]:
         ends = frontier(state, seat)
         stops = stop_hexes(state)
         links = link_count(state)
@@ -106,16 +108,16 @@ class RandomPlayer:
         return builds
 
 
-def link_count(state: dict) -> int:
+def link_count(state: State) -> int:
     return len(rules_for(state["map"]).network(state).links())
 
 
-def stop_hexes(state: dict) -> set[tuple[int, int]]:
+def stop_hexes(state: State) -> set[tuple[int, int]]:
     board = load_map(state["map"])
     return set(board.cities) | set(board.towns)
 
 
-def frontier(state: dict, seat: int) -> set[tuple[int, int]]:
+def frontier(state: State, seat: int) -> set[tuple[int, int]]:
     """Hexes where the seat's incomplete track points: building there extends it."""
     net = rules_for(state["map"]).network(state)
     return {neighbour(end.hex, end.edge) for r in net.routes() if r.owner == seat
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         state, moves = play_random_game(args.map, args.players, f"{args.seed}-{g}", chooser,
                                         clock=clock, cash=args.cash)
         total_moves += moves
-        scores.extend(s["points"] for s in state["scores"] if s["points"] is not None)
+        scores.extend(s["points"] for s in state["scores"] or [] if s["points"] is not None)
         print(f"game {g + 1}/{args.games}: {moves} moves, round {state['round']}", file=sys.stderr)
     elapsed = time.perf_counter() - started
     print(f"map={args.map} players={args.players} games={args.games} "

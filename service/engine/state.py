@@ -9,7 +9,7 @@ import orjson
 
 from service.engine import rng
 from service.engine import rules_data as R
-from service.engine.layout import Event, State
+from service.engine.layout import Auction, BuildTurn, Event, MoveGoods, Production, State
 from service.engine.rules_data import COLOURS
 
 FORMAT = "aos-state/1"
@@ -56,12 +56,41 @@ def action_holder(state: State, action: str) -> int | None:
     return state["actions"]["taken"].get(action)
 
 
+def open_auction(state: State) -> Auction:
+    """The record of the auction under way; there must be one."""
+    record = state["auction"]
+    assert record is not None, "no auction is open"
+    return record
+
+
+def open_build_turn(state: State) -> BuildTurn:
+    """The record of the build turn under way; there must be one."""
+    record = state["build"]
+    assert record is not None, "no build turn is open"
+    return record
+
+
+def open_move_goods(state: State) -> MoveGoods:
+    """The record of the move-goods phase under way; there must be one."""
+    record = state["move_goods"]
+    assert record is not None, "move goods is not open"
+    return record
+
+
+def open_production(state: State) -> Production:
+    """The record of the Production action under way; there must be one."""
+    record = state["production"]
+    assert record is not None, "no production is open"
+    return record
+
+
 def cubes_in_play(state: State) -> int:
     """Every cube not in the bag: on cities, on the display, and wherever a map keeps them."""
     n = sum(len(c) for c in state["cubes"].values())
     n += sum(1 for col in state["display"].values() for c in col if c)
-    if state.get("production"):
-        n += len(state["production"]["drawn"])
+    production = state.get("production")
+    if production:
+        n += len(production["drawn"])
     return n + state.get("variant", {}).get("cubes_held", 0)
 
 

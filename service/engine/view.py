@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine import rules_data as R
 from service.engine.hexgrid import as_dict, parse_key
+from service.engine.layout import Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.state import active_players
 
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
-def game_view(state: dict, rules) -> dict:
+
+def game_view(state: State, rules: Rules) -> dict:
     players = [
         {"seat": i, "name": p["name"], "cash": p["cash"], "income": p["income"],
          "shares": p["shares"], "locomotive": p["loco"], "action": p["action"],
@@ -48,7 +54,7 @@ def game_view(state: dict, rules) -> dict:
     }
 
 
-def _auction(state: dict) -> dict | None:
+def _auction(state: State) -> dict | None:
     a = state["auction"]
     if a is None:
         return None
@@ -57,14 +63,14 @@ def _auction(state: dict) -> dict | None:
                 a["pass_holder"] is not None and not a["pass_used"])}
 
 
-def _build(state: dict) -> dict | None:
+def _build(state: State) -> dict | None:
     b = state["build"]
     if b is None:
         return None
     return {"seat": b["seat"], "tiles_left": b["tiles_left"], "urbanized": b["urbanized"]}
 
 
-def board_view(state: dict, rules) -> dict:
+def board_view(state: State, rules: Rules) -> dict:
     board = rules.map
     tracks = []
     for k in sorted(set(state["track"]) | set(state["towns"]), key=lambda k: parse_key(k)):
@@ -94,7 +100,7 @@ def board_view(state: dict, rules) -> dict:
     return view
 
 
-def maps() -> list[dict]:
+def maps() -> list[Move]:
     from service.engine.variants import rules_for
 
     out = []
@@ -121,7 +127,7 @@ def _has_variant(map_id: str) -> bool:
     return map_id in VARIANTS
 
 
-def _options(rules) -> list[dict]:
+def _options(rules: Rules | None) -> list[Move]:
     if rules is None:
         return []
     return [{"name": name, "type": kind.__name__, "default": default}

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from service.engine.errors import IllegalMove
 from service.engine.layout import Auction, Event, Move, State
 from service.engine.moves import expect_type, int_field
-from service.engine.state import active_players
+from service.engine.state import active_players, open_auction
 
 if TYPE_CHECKING:
     from service.engine.variants.base import Rules
@@ -47,7 +47,7 @@ def can_pass(auction: Auction, seat: int) -> bool:
 
 
 def legal(state: State, rules: Rules, seat: int) -> list[Move]:
-    auction = current(state)
+    auction = open_auction(state)
     moves: list[Move] = [{"type": "drop_out"}]
     if rules.forced_drop_out(state, seat):
         return moves
@@ -58,15 +58,9 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     return moves
 
 
-def current(state: State) -> Auction:
-    auction = state["auction"]
-    assert auction is not None, "no auction is open"
-    return auction
-
-
 def check(state: State, rules: Rules, seat: int, move: Move) -> str:
     kind = expect_type(move, *MOVE_TYPES)
-    auction = current(state)
+    auction = open_auction(state)
     if kind != "drop_out" and rules.forced_drop_out(state, seat):
         raise IllegalMove("MUST_DROP_OUT", "this player's action makes them drop out of this auction")
     if kind == "turn_order_pass" and not can_pass(auction, seat):
@@ -84,7 +78,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> str:
 
 def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     kind = check(state, rules, seat, move)
-    auction = current(state)
+    auction = open_auction(state)
     if kind == "bid":
         auction["bids"][str(seat)] = move["amount"]
         auction["high_bid"] = move["amount"]
@@ -123,7 +117,7 @@ def payment(place: int, places: int, bid: int) -> int:
 
 def finish(state: State, rules: Rules, events: list[Event]) -> None:
     """Sets the new turn order from the bids and drop-outs, and takes the payments."""
-    auction = current(state)
+    auction = open_auction(state)
     new_order = auction["in"] + auction["dropped"][::-1]
     payments = []
     for place, seat in enumerate(new_order, start=1):

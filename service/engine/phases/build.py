@@ -10,13 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
+from service.engine.layout import Event, Move, State
 from service.engine.moves import expect_type, hex_field
 from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
+from service.engine.state import open_build_turn
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
 MOVE_TYPES = ("build", "urbanize", "end_build")
 ANCHORS = frozenset({"city", "own", "unowned"})
@@ -25,13 +31,13 @@ OPEN = frozenset({"free", "off", "closed"})
 
 # -- turn structure ------------------------------------------------------------------------
 
-def start(state: dict, rules, events: list) -> None:
+def start(state: State, rules: Rules, events: list[Event]) -> None:
     state["phase"] = "build"
     state["queue"] = rules.build_order(state)
     begin_turn(state, rules, events)
 
 
-def begin_turn(state: dict, rules, events: list) -> None:
+def begin_turn(state: State, rules: Rules, events: list[Event]) -> None:
     """Opens the build turn of the first seat in the queue, skipping seats with nothing to do."""
     while state["queue"]:
         seat = state["queue"][0]
@@ -51,21 +57,21 @@ def begin_turn(state: dict, rules, events: list) -> None:
         close_turn(state, rules, events)
 
 
-def finish(state: dict, rules, events: list) -> None:
+def finish(state: State, rules: Rules, events: list[Event]) -> None:
     state["build"] = None
 
 
-def end_turn(state: dict, rules, events: list) -> None:
+def end_turn(state: State, rules: Rules, events: list[Event]) -> None:
     close_turn(state, rules, events)
     begin_turn(state, rules, events)
 
 
-def close_turn(state: dict, rules, events: list) -> None:
+def close_turn(state: State, rules: Rules, events: list[Event]) -> None:
     expire_unextended(state, rules, events)
     state["queue"].pop(0)
 
 
-def incomplete_routes(state: dict, rules, seat: int) -> list[list]:
+def incomplete_routes(state: State, rules: Rules, seat: int) -> list[list]:
     net = rules.network(state)
     return [
         [[key(p[0]), p[1], p[2]] for p in r.pieces]
@@ -74,9 +80,9 @@ def incomplete_routes(state: dict, rules, seat: int) -> list[list]:
     ]
 
 
-def expire_unextended(state: dict, rules, events: list) -> None:
+def expire_unextended(state: State, rules: Rules, events: list[Event]) -> None:
     """Incomplete track owned at the start of this turn and not extended during it goes unowned."""
-    build = state["build"]
+    build = open_build_turn(state)
     seat = build["seat"]
     net = rules.network(state)
     extended = {(parse_key(k), a, b) for k, a, b in build["extended"]}
@@ -84,7 +90,7 @@ def expire_unextended(state: dict, rules, events: list) -> None:
     for pieces in build["incomplete_at_start"]:
         alive = []
         for k, a, b in pieces:
-            p = (parse_key(k), a, b)
+            p: Piece | None = (parse_key(k), a, b)
             if p not in net.owner:
                 moved = redirected.get((k, str(a), str(b)))
                 p = (parse_key(moved[0]), moved[1], moved[2]) if moved else None
@@ -125,7 +131,7 @@ class BuildPlan:
         return move
 
 
-def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) -> str:
+def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> str:
     """What lies across one edge of h, as the builder of seat sees it."""
     n = neighbour(h, edge)
     if not net.map.on_map(n):
@@ -145,7 +151,7 @@ def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) 
     return "unowned" if owner is None else "opponent"
 
 
-def parse_build(move: dict) -> tuple[Hex, frozenset | None, frozenset | None]:
+def parse_build(move: Move) -> tuple[Hex, frozenset | None, frozenset | None]:
     expect_type(move, "build")
     h = hex_field(move, "hex")
     tracks = move.get("tracks")
@@ -174,8 +180,8 @@ def parse_build(move: dict) -> tuple[Hex, frozenset | None, frozenset | None]:
     return h, None, frozenset(exits)
 
 
-def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
-    build = state["build"]
+def check_turn(state: State, rules: Rules, seat: int, h: Hex) -> None:
+    build = open_build_turn(state)
     if build["tiles_left"] <= 0:
         raise IllegalMove("NO_TILES_LEFT")
     if not rules.map.on_map(h):
@@ -184,7 +190,7 @@ def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
         raise IllegalMove("HEX_ALREADY_BUILT")
 
 
-def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
+def hex_buildable(state: State, rules: Rules, net: Network, h: Hex) -> bool:
     if h in net.cities:
         return False
     if h not in net.towns and rules.map.terrain_costs.get(rules.map.terrain[h]) is None:
@@ -192,7 +198,7 @@ def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
     return not rules.hex_closed(state, h)
 
 
-def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
+def plan_build(state: State, rules: Rules, net: Network, seat: int, h: Hex,
                tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
     """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
     check_hex(state, rules, net, seat, h)
@@ -200,14 +206,14 @@ def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
     return plan_shape(state, rules, net, seat, h, tracks, exits, status)
 
 
-def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
+def check_hex(state: State, rules: Rules, net: Network, seat: int, h: Hex) -> None:
     """The rules about the hex itself and the turn, whatever is built there."""
     check_turn(state, rules, seat, h)
     if not hex_buildable(state, rules, net, h):
         raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
 
 
-def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
+def plan_shape(state: State, rules: Rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
                exits: frozenset | None, status: list[str]) -> BuildPlan:
     """The rules about what is built on a hex that check_hex accepted; `status` is its
     edge_status list."""
@@ -274,7 +280,7 @@ def _plan_town(seat, h, exits, old, old_tile, status, owns, supply) -> BuildPlan
                      tile or shape.tiles[0], old_tile, int(shape.uses_disk) - old_disk, cost)
 
 
-def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns) -> BuildPlan:
+def _plan_track(state, rules: Rules, net, seat, h, tracks, old, old_tile, status, owns) -> BuildPlan:
     shape = T.track_shape(tracks)
     if shape is None:
         raise IllegalMove("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
@@ -336,7 +342,7 @@ def _check_redirect(net, seat, h, removed, added, old_tracks, status) -> tuple[P
     return old_piece, (h, a, b)
 
 
-def _check_supply(state: dict, plan: BuildPlan) -> None:
+def _check_supply(state: State, plan: BuildPlan) -> None:
     available = state["supply"].get(plan.tile, 0) + (1 if plan.old_tile == plan.tile else 0)
     if available <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {plan.tile} tile is left", tile=plan.tile)
@@ -364,13 +370,13 @@ def _check_loops(net: Network, plan: BuildPlan, status: list[str]) -> None:
 
 # -- urbanization ------------------------------------------------------------------------------
 
-def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> tuple[Hex, str]:
+def check_urbanize(state: State, rules: Rules, seat: int, move: Move, net: Network) -> tuple[Hex, str]:
     expect_type(move, "urbanize")
     h = hex_field(move, "hex")
     letter = move.get("new_city")
     if not rules.may_urbanize(state, seat):
         raise IllegalMove("URBANIZE_NOT_HOLDER")
-    build = state["build"]
+    build = open_build_turn(state)
     if build["urbanized"] or build["built"]:
         raise IllegalMove("URBANIZE_ALREADY")
     if h not in net.towns:
@@ -380,7 +386,7 @@ def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> t
     return h, letter
 
 
-def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: list) -> None:
+def apply_urbanize(state: State, rules: Rules, seat: int, h: Hex, letter: str, events: list[Event]) -> None:
     net = rules.network(state)
     waiting = [r for r in net.routes()
                if not r.complete and r.owner is None
@@ -395,7 +401,7 @@ def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: l
     state["towns"].pop(k, None)
     state["new_cities"][k] = letter
     state["cubes"].setdefault(k, [])
-    state["build"]["urbanized"] = True
+    open_build_turn(state)["urbanized"] = True
     colour = rules.map.new_city_tiles[letter].color
     events.append({"type": "city_urbanized", "seat": seat, "hex": as_dict(h), "new_city": letter,
                    "color": colour})
@@ -412,7 +418,7 @@ def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: l
 
 # -- enumeration ------------------------------------------------------------------------------
 
-def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
+def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
     """Every hex where a build could connect: next to a city, on track, or next to track."""
     found: set[Hex] = set()
     for c in net.cities:
@@ -423,7 +429,7 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
         for e in (p[1], p[2]):
             if e != CENTRE:
                 found.add(neighbour(p[0], e))
-    built = set(state["build"]["built"])
+    built = set(open_build_turn(state)["built"])
     return sorted(h for h in found if rules.map.on_map(h) and key(h) not in built
                   and hex_buildable(state, rules, net, h))
 
@@ -490,9 +496,9 @@ def _track_shapes(old_tracks: frozenset, anchored: int, bad: int) -> tuple[froze
     return tuple(out)
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     net = rules.network(state)
-    build = state["build"]
+    build = open_build_turn(state)
     moves: list[dict] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
         placed = set(state["new_cities"].values())
@@ -520,7 +526,7 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
 
 # -- applying ------------------------------------------------------------------------------------
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     kind = expect_type(move, "build", "urbanize", "end_build", *rules.extra_build_move_types())
     if kind == "end_build":
         events.append({"type": "build_ended", "seat": seat})
@@ -536,12 +542,12 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         commit_build(state, rules, seat, plan, events)
     else:
         rules.apply_extra_build_move(state, seat, move, events)
-        state["build"]["map_moves"].append(kind)
-    if state["build"]["tiles_left"] <= 0:
+        open_build_turn(state)["map_moves"].append(kind)
+    if open_build_turn(state)["tiles_left"] <= 0:
         end_turn(state, rules, events)
 
 
-def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
+def commit_build(state: State, rules: Rules, seat: int, plan: BuildPlan, events: list[Event]) -> None:
     k = key(plan.hex)
     supply = state["supply"]
     if plan.old_tile:
@@ -550,7 +556,7 @@ def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -
     supply[T.DISK] -= plan.disk_delta
     state["tiles"][k] = plan.tile
     write_hex(state, plan.hex, plan.pieces)
-    build = state["build"]
+    build = open_build_turn(state)
     build["tiles_left"] -= 1
     build["built"].append(k)
     if plan.redirect:
@@ -567,7 +573,7 @@ def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -
     claim_joined_routes(state, rules, seat, plan, events)
 
 
-def claim_joined_routes(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
+def claim_joined_routes(state: State, rules: Rules, seat: int, plan: BuildPlan, events: list[Event]) -> None:
     """Unowned track that the new track joins becomes the builder's, all of its route."""
     net = rules.network(state)
     fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])

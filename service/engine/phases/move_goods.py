@@ -8,33 +8,39 @@ raises its owner's income by 1.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
+from service.engine.layout import Event, Move, State
 from service.engine.moves import expect_type, hex_field
 from service.engine.network import Route
-from service.engine.state import raise_locomotive
+from service.engine.state import open_move_goods, raise_locomotive
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
 MOVE_TYPES = ("deliver", "upgrade_locomotive", "pass")
 
 
-def start(state: dict, rules, events: list) -> None:
+def start(state: State, rules: Rules, events: list[Event]) -> None:
     state["phase"] = "move_goods"
     state["move_goods"] = {"round": 1, "upgraded": [], "used": {}}
     _open_round(state, rules)
 
 
-def finish(state: dict, rules, events: list) -> None:
+def finish(state: State, rules: Rules, events: list[Event]) -> None:
     state["move_goods"] = None
 
 
-def _open_round(state: dict, rules) -> None:
-    used = state["move_goods"]["used"]
+def _open_round(state: State, rules: Rules) -> None:
+    used = open_move_goods(state)["used"]
     state["queue"] = [s for s in rules.move_order(state)
                       if used.get(str(s), 0) < rules.move_opportunities(state, s)]
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     moves = [{"type": "pass"}]
     try:
         check_upgrade(state, seat)
@@ -45,8 +51,8 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
     return moves
 
 
-def check_upgrade(state: dict, seat: int) -> None:
-    if seat in state["move_goods"]["upgraded"]:
+def check_upgrade(state: State, seat: int) -> None:
+    if seat in open_move_goods(state)["upgraded"]:
         raise IllegalMove("LOCOMOTIVE_UPGRADED")
     if state["players"][seat]["loco"] >= R.MAX_LOCOMOTIVE:
         raise IllegalMove("LOCOMOTIVE_MAX")
@@ -55,7 +61,7 @@ def check_upgrade(state: dict, seat: int) -> None:
 class LinkGraph:
     """Complete links by id and by the stops they join, for route search and checking."""
 
-    def __init__(self, state: dict, rules) -> None:
+    def __init__(self, state: State, rules: Rules) -> None:
         net = rules.network(state)
         self.by_id: dict[str, Route] = {}
         self.at_stop: dict[Hex, list[tuple[Route, Hex]]] = {}
@@ -67,7 +73,7 @@ class LinkGraph:
         self.cities = net.cities
 
 
-def income_of(state: dict, rules, links: list[Route]) -> dict[str, int]:
+def income_of(state: State, rules: Rules, links: list[Route]) -> dict[str, int]:
     income: dict[str, int] = {}
     for link in links:
         owner = rules.link_income_owner(state, link)
@@ -76,7 +82,7 @@ def income_of(state: dict, rules, links: list[Route]) -> dict[str, int]:
     return income
 
 
-def deliveries(state: dict, rules, seat: int) -> list[dict]:
+def deliveries(state: State, rules: Rules, seat: int) -> list[Move]:
     graph = LinkGraph(state, rules)
     loco = state["players"][seat]["loco"]
     passes = rules.passes_allowed(state, seat)
@@ -97,7 +103,7 @@ def deliveries(state: dict, rules, seat: int) -> list[dict]:
     return moves
 
 
-def _routes_from(state, rules, graph: LinkGraph, start: Hex, colour: str, loco: int, passes: int,
+def _routes_from(state, rules: Rules, graph: LinkGraph, start: Hex, colour: str, loco: int, passes: int,
                  first: list[tuple] | None = None):
     """Every route a cube of `colour` can take from `start`: (links, stops after start). `first`
     lists the first steps of a cube that starts between stops (see Rules.delivery_first_steps)."""
@@ -128,8 +134,8 @@ def _routes_from(state, rules, graph: LinkGraph, start: Hex, colour: str, loco: 
     yield from extend(start, passes)
 
 
-def check_delivery(state: dict, rules, seat: int,
-                   move: dict) -> tuple[Hex, str, list[Route], list[Hex]]:
+def check_delivery(state: State, rules: Rules, seat: int,
+                   move: Move) -> tuple[Hex, str, list[Route], list[Hex]]:
     start = hex_field(move, "from")
     colour = move.get("color")
     ids = move.get("links")
@@ -151,7 +157,8 @@ def check_delivery(state: dict, rules, seat: int,
         toward = hex_field(move, "toward")
     elif first is not None:
         raise IllegalMove("BAD_MOVE", "a cube between two stops names the stop it goes toward")
-    links, stops = [], []
+    links: list[Route] = []
+    stops: list[Hex] = []
     at, visited = start, ({start} if first is None else set())
     passes_left = rules.passes_allowed(state, seat)
     for i, link_id in enumerate(ids):
@@ -163,6 +170,7 @@ def check_delivery(state: dict, rules, seat: int,
             if not any(link is f and toward == s for f, s in first):
                 raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not pass {start} toward "
                                   f"{toward}", link=link_id)
+            assert toward is not None  # a first step names its stop (checked above)
             there = toward
         elif at not in (a, b):
             raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not start at {at}", link=link_id)
@@ -189,7 +197,7 @@ def check_delivery(state: dict, rules, seat: int,
     return start, colour, links, stops
 
 
-def check(state: dict, rules, seat: int, move: dict):
+def check(state: State, rules: Rules, seat: int, move: Move):
     kind = expect_type(move, "deliver", "upgrade_locomotive", "pass")
     if kind == "upgrade_locomotive":
         check_upgrade(state, seat)
@@ -199,9 +207,9 @@ def check(state: dict, rules, seat: int, move: dict):
     return kind, None
 
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     kind, detail = check(state, rules, seat, move)
-    mg = state["move_goods"]
+    mg = open_move_goods(state)
     if kind == "upgrade_locomotive":
         mg["upgraded"].append(seat)
         raise_locomotive(state, seat, events)
@@ -218,8 +226,8 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         _open_round(state, rules)
 
 
-def deliver(state: dict, rules, seat: int, start: Hex, colour: str, links: list[Route],
-            destination: Hex, events: list) -> None:
+def deliver(state: State, rules: Rules, seat: int, start: Hex, colour: str, links: list[Route],
+            destination: Hex, events: list[Event]) -> None:
     rules.take_cube(state, start, colour)
     income = income_of(state, rules, links)
     for s, amount in income.items():

@@ -11,9 +11,9 @@ from itertools import combinations, product
 from typing import TYPE_CHECKING
 
 from service.engine.errors import IllegalMove
-from service.engine.layout import Event, Move, Production, State
+from service.engine.layout import Event, Move, State
 from service.engine.moves import expect_type
-from service.engine.state import action_holder, draw_cube
+from service.engine.state import action_holder, draw_cube, open_production
 
 if TYPE_CHECKING:
     from service.engine.variants.base import Rules
@@ -41,25 +41,19 @@ def start(state: State, rules: Rules, events: list[Event]) -> None:
         place(state, [], events)
 
 
-def current(state: State) -> Production:
-    production = state["production"]
-    assert production is not None, "no production is open"
-    return production
-
-
 def empty_squares(state: State, rules: Rules) -> dict[str, int]:
     return {c: state["display"][c].count(None) for c in rules.production_columns(state)
             if None in state["display"][c]}
 
 
 def placements_needed(state: State, rules: Rules) -> int:
-    drawn = current(state)["drawn"]
+    drawn = open_production(state)["drawn"]
     room = sum(empty_squares(state, rules).values())
     return min(len(drawn), rules.production_placements(state), room)
 
 
 def legal(state: State, rules: Rules, seat: int) -> list[Move]:
-    drawn = current(state)["drawn"]
+    drawn = open_production(state)["drawn"]
     need = placements_needed(state, rules)
     room = empty_squares(state, rules)
     columns = sorted(room)
@@ -88,7 +82,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> list[tuple[str, 
     need = placements_needed(state, rules)
     if len(placements) != need:
         raise IllegalMove("BAD_PLACEMENT", f"place exactly {need} cube(s)", need=need)
-    drawn = list(current(state)["drawn"])
+    drawn = list(open_production(state)["drawn"])
     room = empty_squares(state, rules)
     out = []
     for p in placements:
@@ -111,7 +105,7 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
 
 def place(state: State, placements: list[tuple[str, str]], events: list[Event]) -> None:
     """Puts the placed cubes on the display and the rest back in the bag; nobody decides after."""
-    production = current(state)
+    production = open_production(state)
     drawn = list(production["drawn"])
     for colour, column in placements:
         squares = state["display"][column]

@@ -9,9 +9,10 @@ State kept by this map in state["variant"]:
 from __future__ import annotations
 
 from service.engine.errors import IllegalMove
-from service.engine.hexgrid import Hex, as_dict, key, neighbour
+from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
+from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
-from service.engine.state import action_holder, draw_cube
+from service.engine.state import action_holder, draw_cube, open_build_turn
 from service.engine.variants.base import Rules
 
 WEST, EAST = "west", "east"
@@ -45,21 +46,21 @@ class Berlin(Rules):
                                    key=lambda d: (d["q"], d["r"])) for side in ("west", "east")},
         }
 
-    def standing(self, state: dict) -> set[int]:
+    def standing(self, state: State) -> set[int]:
         return set(state["variant"]["wall"])
 
-    def disc_between(self, state: dict, a: Hex, b: Hex) -> int | None:
+    def disc_between(self, state: State, a: Hex, b: Hex) -> int | None:
         """The standing disc on the edge between a and b, if any."""
         disc = self.disc_at.get(frozenset((a, b)))
         return disc if disc is not None and disc in state["variant"]["wall"] else None
 
     # -- setup and the round ---------------------------------------------------------------
 
-    def setup(self, state: dict, events: list) -> None:
+    def setup(self, state: State, events: list[Event]) -> None:
         """A blue cube drawn for an East city or a red one for a West city goes back to the bag
         and another is drawn in its place, until one of another colour comes."""
         for k, cubes in sorted(state["cubes"].items()):
-            h = tuple(int(x) for x in k.split(","))
+            h = parse_key(k)
             banned = OCCUPIER[WEST if self.side[h] == EAST else EAST]
             for i, colour in enumerate(cubes):
                 if colour != banned:
@@ -69,6 +70,7 @@ class Berlin(Rules):
                 while replacement == banned:
                     returned.append(replacement)
                     replacement = draw_cube(state)
+                assert replacement is not None, "the bag is full at setup"
                 for c in returned:
                     state["bag"][c] += 1
                 cubes[i] = replacement
@@ -77,7 +79,7 @@ class Berlin(Rules):
         state["variant"] = {"wall": sorted(self.discs), "wall_falls": state["last_round"] - 1,
                             "fallen": False}
 
-    def start_round(self, state: dict, events: list) -> None:
+    def start_round(self, state: State, events: list[Event]) -> None:
         variant = state["variant"]
         if not variant["fallen"] and state["round"] >= variant["wall_falls"]:
             removed = variant["wall"]
@@ -85,7 +87,7 @@ class Berlin(Rules):
             variant["fallen"] = True
             events.append({"type": "wall_fallen", "round": state["round"], "discs": removed})
 
-    def board_features(self, state: dict) -> dict:
+    def board_features(self, state: State) -> dict:
         variant = state["variant"]
         return {"wall": {
             "discs": [{"id": i, "a": as_dict(self.discs[i][0]), "b": as_dict(self.discs[i][1])}
@@ -96,12 +98,12 @@ class Berlin(Rules):
 
     # -- build ------------------------------------------------------------------------------
 
-    def tiles_allowed(self, state: dict, seat: int) -> int:
+    def tiles_allowed(self, state: State, seat: int) -> int:
         if action_holder(state, "engineer") == seat:
             return self.engineer_tiles
         return self.tiles_per_turn
 
-    def edge_closed(self, state: dict, seat: int, h: Hex, edge: int) -> bool:
+    def edge_closed(self, state: State, seat: int, h: Hex, edge: int) -> bool:
         """No track crosses a standing disc; track may point at one only where a city lies
         directly across (the link then ends at that city)."""
         n = neighbour(h, edge)
@@ -109,19 +111,19 @@ class Berlin(Rules):
             return False
         return n not in self.map.cities and key(n) not in state["new_cities"]
 
-    def new_tile_cost(self, state: dict, h: Hex, kind: str) -> int:
+    def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         return self.hex_cost
 
-    def replace_cost(self, state: dict, h: Hex, base_cost: int) -> int:
+    def replace_cost(self, state: State, h: Hex, base_cost: int) -> int:
         return self.hex_cost
 
     @classmethod
     def extra_build_move_types(cls) -> tuple[str, ...]:
         return ("remove_wall",)
 
-    def _may_remove_wall(self, state: dict, seat: int) -> str | None:
+    def _may_remove_wall(self, state: State, seat: int) -> str | None:
         """Why the seat may not remove a disc now, or None when it may."""
-        build = state["build"]
+        build = open_build_turn(state)
         if action_holder(state, "engineer") != seat:
             return "only the Engineer holder removes a wall disc"
         if "remove_wall" in build["map_moves"]:
@@ -132,14 +134,14 @@ class Berlin(Rules):
             return "no disc is standing"
         return None
 
-    def extra_build_moves(self, state: dict, seat: int) -> list[dict]:
+    def extra_build_moves(self, state: State, seat: int) -> list[Move]:
         if self._may_remove_wall(state, seat) is not None:
             return []
         return [{"type": "remove_wall",
                  "edge": {"a": as_dict(self.discs[i][0]), "b": as_dict(self.discs[i][1])}}
                 for i in state["variant"]["wall"]]
 
-    def apply_extra_build_move(self, state: dict, seat: int, move: dict, events: list) -> None:
+    def apply_extra_build_move(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
         why = self._may_remove_wall(state, seat)
         if why is not None:
             raise IllegalMove("REMOVE_WALL_NOT_ALLOWED", why)
@@ -158,12 +160,12 @@ class Berlin(Rules):
             raise IllegalMove("REMOVE_WALL_NOT_ALLOWED",
                               "no standing disc there (a is the West hex, b the East hex)")
         state["variant"]["wall"].remove(disc)
-        state["build"]["tiles_left"] -= 1
+        open_build_turn(state)["tiles_left"] -= 1
         events.append({"type": "wall_removed", "seat": seat, "disc": disc, "edge": edge})
 
     # -- move goods -------------------------------------------------------------------------
 
-    def route_blocked(self, state: dict, seat: int, colour: str, start: Hex, stops: list[Hex],
+    def route_blocked(self, state: State, seat: int, colour: str, start: Hex, stops: list[Hex],
                       links: list) -> bool:
         variant = state["variant"]
         if variant["fallen"]:

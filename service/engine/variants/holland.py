@@ -20,6 +20,7 @@ from service.engine import rng
 from service.engine import rules_data as R
 from service.engine.errors import SetupError
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
+from service.engine.layout import Event, State
 from service.engine.state import draw_cube
 from service.engine.variants.base import Rules
 
@@ -56,7 +57,7 @@ class Holland(Rules):
         if blocked is not None and blocked not in BLOCKABLE:
             raise SetupError("BAD_OPTION", "blocked_action must be urbanization or engineer")
 
-    def setup(self, state: dict, events: list) -> None:
+    def setup(self, state: State, events: list[Event]) -> None:
         blocked = state["options"].get("blocked_action")
         if state["start_players"] != 3:
             if blocked is not None:
@@ -70,49 +71,49 @@ class Holland(Rules):
         state["variant"] = {"blocked": blocked, "windmills": windmills,
                             "cubes_held": sum(1 for c in windmills.values() if c)}
 
-    def polders_open_round(self, state: dict) -> int:
+    def polders_open_round(self, state: State) -> int:
         return POLDERS_OPEN[state["start_players"]]
 
     # -- the round -----------------------------------------------------------------------
 
-    def start_round(self, state: dict, events: list) -> None:
+    def start_round(self, state: State, events: list[Event]) -> None:
         blocked = state["variant"]["blocked"]
         if blocked is not None:
             state["actions"]["locked"] = [blocked]
             events.append({"type": "actions_locked", "actions": [blocked]})
 
-    def end_round(self, state: dict, events: list) -> None:
+    def end_round(self, state: State, events: list[Event]) -> None:
         blocked = state["variant"]["blocked"]
         if blocked is not None:
             state["variant"]["blocked"] = BLOCKABLE[1 - BLOCKABLE.index(blocked)]
 
     # -- build ---------------------------------------------------------------------------
 
-    def hex_closed(self, state: dict, h: Hex) -> bool:
+    def hex_closed(self, state: State, h: Hex) -> bool:
         return h in self.polders and state["round"] < self.polders_open_round(state)
 
-    def new_tile_cost(self, state: dict, h: Hex, kind: str) -> int:
+    def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         if key(h) in state["variant"]["windmills"]:
             return WINDMILL_COST + R.BUILD_COSTS["new_tile_extra_by_kind"][kind]
         return super().new_tile_cost(state, h, kind)
 
     # -- move goods ----------------------------------------------------------------------
 
-    def cube_sources(self, state: dict) -> dict[str, list[str]]:
+    def cube_sources(self, state: State) -> dict[str, list[str]]:
         ready = {k: [c] for k, c in state["variant"]["windmills"].items()
                  if c is not None and k in state["track"]}
         return {**state["cubes"], **ready} if ready else state["cubes"]
 
-    def delivery_first_steps(self, state: dict, start: Hex, links) -> list[tuple] | None:
+    def delivery_first_steps(self, state: State, start: Hex, links) -> list[tuple] | None:
         if key(start) not in state["variant"]["windmills"]:
             return None
-        steps = []
+        steps: list[tuple] = []
         for link in links:
             if any(p[0] == start for p in link.pieces):
                 steps.extend((link, stop) for stop in link.stops)
         return steps
 
-    def take_cube(self, state: dict, start: Hex, colour: str) -> None:
+    def take_cube(self, state: State, start: Hex, colour: str) -> None:
         k = key(start)
         variant = state["variant"]
         if k in variant["windmills"]:
@@ -124,7 +125,7 @@ class Holland(Rules):
 
     # -- the view ------------------------------------------------------------------------
 
-    def board_features(self, state: dict) -> dict:
+    def board_features(self, state: State) -> dict:
         opens = self.polders_open_round(state)
         return {
             "polders": {"hexes": [as_dict(h) for h in sorted(self.polders)],

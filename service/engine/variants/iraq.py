@@ -13,6 +13,7 @@ from __future__ import annotations
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour
+from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
 from service.engine.moves import hex_field
 from service.engine.state import action_holder, active_players, roll_die
@@ -57,7 +58,7 @@ class Iraq(Rules):
 
     # -- the network: oil fields end links like a town, without track on them ----------------
 
-    def trackless_stops(self, state: dict) -> frozenset[Hex]:
+    def trackless_stops(self, state: State) -> frozenset[Hex]:
         return self._stops
 
     # -- setup -------------------------------------------------------------------------------
@@ -65,10 +66,10 @@ class Iraq(Rules):
     def actions(self) -> tuple[str, ...]:
         return (*R.BASE_ACTIONS, ESCORT)
 
-    def display_columns_left_empty(self, state: dict) -> set[str]:
+    def display_columns_left_empty(self, state: State) -> set[str]:
         return super().display_columns_left_empty(state) | self.empty_columns | self.empty_letters
 
-    def setup_before_draws(self, state: dict, events: list) -> None:
+    def setup_before_draws(self, state: State, events: list[Event]) -> None:
         """The black cubes come out of the bag; each oil field, in map order, gets a die roll of
         them while they last; the rest go back before the cities and display are filled."""
         black = state["bag"][BLACK]
@@ -83,7 +84,7 @@ class Iraq(Rules):
         state["bag"][BLACK] = black
         state["variant"] = {"drums": {}, "oil_aside": 0, "cubes_held": 0}
 
-    def board_features(self, state: dict) -> dict:
+    def board_features(self, state: State) -> dict:
         variant = state["variant"]
         return {
             "oil_fields": [{"hex": as_dict(h), "name": self.oil_field_names[h],
@@ -97,7 +98,7 @@ class Iraq(Rules):
 
     # -- build -------------------------------------------------------------------------------
 
-    def edge_closed(self, state: dict, seat: int, h: Hex, edge: int) -> bool:
+    def edge_closed(self, state: State, seat: int, h: Hex, edge: int) -> bool:
         """Only the Engineer holder lays track that connects to an oil field. Track already
         joined to one stays joined (nobody may turn it away as if it were a loose end)."""
         if neighbour(h, edge) not in self._stops or action_holder(state, "engineer") == seat:
@@ -107,7 +108,7 @@ class Iraq(Rules):
             e == edge for e, _ in state["towns"].get(k, ()))
         return not joined
 
-    def new_tile_cost(self, state: dict, h: Hex, kind: str) -> int:
+    def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         """A tile on a flag's approach hex costs a flat $5 whatever its shape."""
         if self.map.terrain[h] == "flag_link":
             return self.flag_link_cost
@@ -115,23 +116,23 @@ class Iraq(Rules):
 
     # -- move goods --------------------------------------------------------------------------
 
-    def accepts(self, state: dict, city: Hex, colour: str) -> bool:
+    def accepts(self, state: State, city: Hex, colour: str) -> bool:
         if city in self._stops:
             return False
         return super().accepts(state, city, colour)
 
-    def passes_allowed(self, state: dict, seat: int) -> int:
+    def passes_allowed(self, state: State, seat: int) -> int:
         return 1 if action_holder(state, ESCORT) == seat else 0
 
-    def route_blocked(self, state: dict, seat: int, colour: str, start: Hex, stops: list[Hex],
+    def route_blocked(self, state: State, seat: int, colour: str, start: Hex, stops: list[Hex],
                       links: list) -> bool:
         """A black cube passes through no oil field unless the mover holds the Escort."""
         if colour != BLACK or action_holder(state, ESCORT) == seat:
             return False
         return any(s in self._stops for s in stops[:-1])
 
-    def on_delivered(self, state: dict, seat: int, colour: str, destination: Hex,
-                     events: list) -> bool:
+    def on_delivered(self, state: State, seat: int, colour: str, destination: Hex,
+                     events: list[Event]) -> bool:
         if colour != BLACK or destination not in self.flag_names:
             return False
         variant = state["variant"]
@@ -144,7 +145,7 @@ class Iraq(Rules):
 
     # -- operations --------------------------------------------------------------------------
 
-    def before_income_reduction(self, state: dict, events: list) -> None:
+    def before_income_reduction(self, state: State, events: list[Event]) -> None:
         """In the last round, +1 income per oil drum held, before the income reduction."""
         if state["round"] != state["last_round"]:
             return
@@ -158,31 +159,31 @@ class Iraq(Rules):
 
     # -- production: a black cube to an oil field, then 4 drawn and 1 placed ------------------
 
-    def before_production_draw(self, state: dict, seat: int, events: list) -> None:
+    def before_production_draw(self, state: State, seat: int, events: list[Event]) -> None:
         if state["bag"][BLACK] > 0:
             state["bag"][BLACK] -= 1
             state["variant"]["oil_aside"] += 1
             state["variant"]["cubes_held"] += 1
             events.append({"type": "oil_drawn", "seat": seat})
 
-    def production_draws(self, state: dict) -> int:
+    def production_draws(self, state: State) -> int:
         return 4
 
-    def production_placements(self, state: dict) -> int:
+    def production_placements(self, state: State) -> int:
         return 1
 
-    def production_columns(self, state: dict) -> list[str]:
+    def production_columns(self, state: State) -> list[str]:
         return [c for c in state["display"] if c not in NO_PRODUCTION_COLUMNS]
 
-    def production_extra_choices(self, state: dict) -> bool:
+    def production_extra_choices(self, state: State) -> bool:
         return state["variant"]["oil_aside"] > 0
 
-    def production_moves(self, state: dict, seat: int, moves: list[dict]) -> list[dict]:
+    def production_moves(self, state: State, seat: int, moves: list[dict]) -> list[Move]:
         if not self.production_extra_choices(state):
             return moves
         return [{**m, "oil_field": as_dict(h)} for m in moves for h in self.oil_fields]
 
-    def check_production_extra(self, state: dict, seat: int, move: dict) -> None:
+    def check_production_extra(self, state: State, seat: int, move: Move) -> None:
         extra = set(move) - {"type", "placements", "oil_field"}
         if extra:
             raise IllegalMove("BAD_MOVE", f"produce takes no {', '.join(sorted(extra))}")
@@ -195,7 +196,7 @@ class Iraq(Rules):
         if hex_field(move, "oil_field") not in self._stops:
             raise IllegalMove("BAD_PLACEMENT", "oil_field must be an oil-field hex")
 
-    def apply_production_extra(self, state: dict, seat: int, move: dict, events: list) -> None:
+    def apply_production_extra(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
         if not self.production_extra_choices(state):
             return
         h = hex_field(move, "oil_field")

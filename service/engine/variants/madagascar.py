@@ -20,6 +20,7 @@ locking), "must_drop_out": seat | None (the previous round's last_player holder)
 
 from __future__ import annotations
 
+from service.engine.layout import Event, State
 from service.engine.state import action_holder, active_players, raise_locomotive, roll_die
 from service.engine.variants.base import Rules
 
@@ -38,7 +39,7 @@ OTHER_TILES = 3
 HIGH_COST_EXTRA = 4
 
 
-def count_locks(state: dict) -> int:
+def count_locks(state: State) -> int:
     """7 - X: X + 1 of the eight actions stay open, X the players still in the game."""
     return max(0, len(BAD_ACTIONS) - 1 - len(active_players(state)))
 
@@ -60,7 +61,7 @@ def lock_by_dice(double_disc: str | None, dice: list[int]) -> list[str]:
     return locked
 
 
-def last_in_order(state: dict, last: int | None) -> list[int]:
+def last_in_order(state: State, last: int | None) -> list[int]:
     order = active_players(state)
     if last is not None and last in order:
         order.remove(last)
@@ -69,7 +70,7 @@ def last_in_order(state: dict, last: int | None) -> list[int]:
 
 
 class Madagascar(Rules):
-    def setup(self, state: dict, events: list) -> None:
+    def setup(self, state: State, events: list[Event]) -> None:
         state["variant"] = {"double_disc": None, "must_drop_out": None}
 
     def map_features(self) -> dict:
@@ -80,7 +81,7 @@ class Madagascar(Rules):
     def actions(self) -> tuple[str, ...]:
         return BAD_ACTIONS
 
-    def start_round(self, state: dict, events: list) -> None:
+    def start_round(self, state: State, events: list[Event]) -> None:
         variant = state["variant"]
         dice = [roll_die(state) for _ in range(count_locks(state))]
         locked = lock_by_dice(variant["double_disc"], dice)
@@ -90,35 +91,35 @@ class Madagascar(Rules):
         events.append({"type": "actions_locked", "actions": list(locked), "dice": dice,
                        "double_disc": variant["double_disc"]})
 
-    def end_round(self, state: dict, events: list) -> None:
+    def end_round(self, state: State, events: list[Event]) -> None:
         state["variant"]["must_drop_out"] = action_holder(state, "last_player")
 
-    def on_action_selected(self, state: dict, seat: int, action: str, events: list) -> None:
+    def on_action_selected(self, state: State, seat: int, action: str, events: list[Event]) -> None:
         if action == "locomotive_no_build":
             raise_locomotive(state, seat, events)
 
-    def forced_drop_out(self, state: dict, seat: int) -> bool:
+    def forced_drop_out(self, state: State, seat: int) -> bool:
         return state["variant"].get("must_drop_out") == seat
 
-    def build_order(self, state: dict) -> list[int]:
+    def build_order(self, state: State) -> list[int]:
         return last_in_order(state, action_holder(state, "last_build"))
 
-    def tiles_allowed(self, state: dict, seat: int) -> int:
-        return TILES.get(state["players"][seat]["action"], OTHER_TILES)
+    def tiles_allowed(self, state: State, seat: int) -> int:
+        return TILES.get(state["players"][seat]["action"] or "", OTHER_TILES)
 
-    def may_urbanize(self, state: dict, seat: int) -> bool:
+    def may_urbanize(self, state: State, seat: int) -> bool:
         return action_holder(state, "urbanization_one_track") == seat
 
-    def extra_cost_per_tile(self, state: dict, seat: int) -> int:
+    def extra_cost_per_tile(self, state: State, seat: int) -> int:
         return HIGH_COST_EXTRA if action_holder(state, "high_cost") == seat else 0
 
-    def move_order(self, state: dict) -> list[int]:
+    def move_order(self, state: State) -> list[int]:
         return last_in_order(state, action_holder(state, "last_move"))
 
-    def move_opportunities(self, state: dict, seat: int) -> int:
+    def move_opportunities(self, state: State, seat: int) -> int:
         return 1 if action_holder(state, "single_transport") == seat else 2
 
-    def board_features(self, state: dict) -> dict:
+    def board_features(self, state: State) -> dict:
         return {"bad_actions": {"chart": list(BAD_ACTIONS),
                                 "double_disc": state["variant"].get("double_disc"),
                                 "must_drop_out": state["variant"].get("must_drop_out")}}
