@@ -21,9 +21,10 @@ import logging
 import os
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from socketserver import ThreadingMixIn
 from ssl import SSLError
+from typing import cast
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 import gunicorn.http.wsgi
@@ -134,7 +135,7 @@ def __getattr__(name: str) -> type:
 # -- the metrics port -------------------------------------------------------------------------
 
 
-def metrics_port(env: dict[str, str] | None = None) -> int | None:
+def metrics_port(env: Mapping[str, str] | None = None) -> int | None:
     """AOS_METRICS_PORT (default 9100); None when it is `off` or `0`."""
     env = os.environ if env is None else env
     raw = env.get("AOS_METRICS_PORT", "9100").strip().lower()
@@ -193,9 +194,10 @@ class _RequestHandler(WSGIRequestHandler):
         self.raw_requestline = self.rfile.readline(65537)
         if len(self.raw_requestline) > 65536 or not self.parse_request():
             return
-        handler = _Handler(self.rfile, self.wfile, self.get_stderr(), self.get_environ(), multithread=True)
-        handler.request_handler = self
-        handler.run(self.server.get_app())
+        handler = _Handler(self.rfile, self.wfile,  # type: ignore[arg-type]  # wsgiref passes these too
+                           self.get_stderr(), self.get_environ(), multithread=True)
+        handler.request_handler = self  # type: ignore[attr-defined]  # as wsgiref's own handle() does
+        handler.run(cast(WSGIServer, self.server).get_app())
 
 
 class _Server(ThreadingMixIn, WSGIServer):

@@ -15,6 +15,8 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from service.engine.layout import State
+
 OPTION = "clock"
 MIN_TURN_SECONDS = 1
 MAX_TURN_SECONDS = 30 * 24 * 3600  # an idle game expires after 30 days anyway
@@ -63,7 +65,7 @@ def public(clock: dict | None) -> dict | None:
     return None if not clock else {"turn_seconds": clock["turn_seconds"]}
 
 
-def deadline_ms(clock: dict | None, state: dict, since_ms: int) -> int | None:
+def deadline_ms(clock: dict | None, state: State, since_ms: int) -> int | None:
     """When the decision of the game in `state` runs out, if the game has a clock and someone
     must decide; `since_ms` is the commit time of the version (the game's creation for 0)."""
     if not clock or not state["queue"] or state["phase"] == "finished":

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class Settings:
     long_poll_max: int = 60
 
     @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         names = {
             "max_body_bytes": "AOS_MAX_BODY_BYTES",
@@ -50,7 +52,7 @@ class Settings:
             "max_record_moves": "AOS_MAX_RECORD_MOVES",
             "cache_ttl": "AOS_CACHE_TTL",
         }
-        values: dict[str, object] = {field: int(env[var]) for field, var in names.items() if var in env}
+        values: dict[str, Any] = {field: int(env[var]) for field, var in names.items() if var in env}
         texts = {
             "rate_limit_create": "AOS_RATE_LIMIT_CREATE",
             "rate_limit_import": "AOS_RATE_LIMIT_IMPORT",

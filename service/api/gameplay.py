@@ -14,6 +14,7 @@ import orjson
 
 from service.engine import game
 from service.engine.errors import IllegalMove, SetupError
+from service.engine.layout import Event, Move, State
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
@@ -50,7 +51,7 @@ class Change:
     the answer again (stored after the request's fingerprint)."""
 
     entries: list[bytes]
-    state: dict
+    state: State
     view: bytes | None
     meta: bytes | None
     body: bytes
@@ -88,7 +89,7 @@ def fingerprint(obj: object) -> bytes:
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-def full_view(state: dict, game_id: str, version: int, *, takeback: dict | None = None,
+def full_view(state: State, game_id: str, version: int, *, takeback: dict | None = None,
               clock: dict | None = None, since_ms: int = 0) -> dict:
     """The engine's view plus what only the API knows: the id, the version, the takeback
     proposed (timeline.pending_takeback: it lives in the log, not in the engine state), and the
@@ -98,7 +99,7 @@ def full_view(state: dict, game_id: str, version: int, *, takeback: dict | None 
             "clock": clocks.public(clock), "deadline": deadline}
 
 
-def render_at(state: dict, game_id: str, version: int, meta: bytes,
+def render_at(state: State, game_id: str, version: int, meta: bytes,
               entries: Sequence[dict]) -> tuple[bytes, float | None]:
     """The stored view of a past version and its clock's deadline (unix seconds, or None), made
     again from the state then, the game's metadata and the log's first `version` entries: the
@@ -110,7 +111,7 @@ def render_at(state: dict, game_id: str, version: int, meta: bytes,
     return orjson.dumps(view), clocks.deadline_seconds(clocks.deadline_ms(clock, state, since))
 
 
-def view_bytes(state: dict, game_id: str, version: int, meta: bytes, at_ms: int,
+def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int,
                takeback: dict | None = None) -> bytes:
     """The stored view of a version committed at `at_ms`, for a game with this metadata."""
     clock = clocks.of_meta(orjson.loads(meta))
@@ -199,7 +200,7 @@ class Games:
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
         return render_at(state, game_id, version, stored.meta, entries)[0]
 
-    def entries(self, game_id: str, stored: Stored) -> list[dict]:
+    def entries(self, game_id: str, stored: Stored) -> list[Move]:
         """The log entries that made `stored` (the log only grows: its first `version` entries
         are always the same)."""
         return timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
@@ -266,7 +267,7 @@ class Games:
         # A record never outlives its game, so a retry never points at a game that is gone.
         return min(self.settings.create_retry_ttl, self.settings.game_ttl, self.settings.finished_ttl)
 
-    def _new_state(self, body: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
+    def _new_state(self, body: dict, options: dict, at_ms: int) -> tuple[State, list[bytes]]:
         """The game's state and log from a create's body; `options` are its map options (the
         service's own, the clock, taken out)."""
         if "record" in body:
@@ -282,7 +283,7 @@ class Games:
             raise ApiError(422, exc.code, exc.detail) from None
         return state, []
 
-    def _replay(self, record: dict, options: dict, at_ms: int) -> tuple[dict, list[bytes]]:
+    def _replay(self, record: dict, options: dict, at_ms: int) -> tuple[State, list[bytes]]:
         if record["map"] not in playable_maps():
             raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {record['map']} are not playable")
         if record["rules_version"] != game.RULES_VERSION:
@@ -309,7 +310,7 @@ class Games:
         return state, log
 
     def _seats(
-        self, game_id: str, state: dict, key: CreateKey | None, salt: str
+        self, game_id: str, state: State, key: CreateKey | None, salt: str
     ) -> tuple[list[dict], list[str]]:
         seats, hashes = [], []
         for player in game.view(state)["players"]:
@@ -348,7 +349,7 @@ class Games:
         self,
         game_id: str,
         seat: int,
-        move: dict,
+        move: Move,
         *,
         if_match: str | None,
         idempotency_key: str | None,
@@ -377,8 +378,8 @@ class Games:
         return self.change(game_id, {"seat": seat, "move": move}, plan, self.replay_moved,
                            if_match=if_match, idempotency_key=idempotency_key, stored=stored)
 
-    def carry_out_orders(self, state: dict, meta: bytes, entries: list[bytes], version: int,
-                         at_ms: int, first_seat: int | None = None) -> tuple[dict, bytes | None]:
+    def carry_out_orders(self, state: State, meta: bytes, entries: list[bytes], version: int,
+                         at_ms: int, first_seat: int | None = None) -> tuple[State, bytes | None]:
         """The step of the move path that carries out programmed orders: the moves the orders
         of the seats to decide make, one seat after the other, appended to `entries` (the
         commit's entries so far, made on a game at `version`) marked "by": "orders". Returns
@@ -489,14 +490,14 @@ class Games:
         return Applied(final, moved_body(final, orjson.dumps(events), self.view_at(game_id, final),
                                          entries[1:]))
 
-    def validate(self, state: dict, seat: int, move: dict) -> dict:
+    def validate(self, state: State, seat: int, move: Move) -> dict:
         return game.validate(state, seat, move)
 
     def ttl_of(self, stored: Stored) -> int:
         """How long the game is kept after a change that leaves its state as stored."""
         return self._ttl(orjson.loads(stored.state))
 
-    def _ttl(self, state: dict) -> int:
+    def _ttl(self, state: State) -> int:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
 
@@ -522,7 +523,7 @@ def parse_replay_record(record: bytes) -> tuple[int, int]:
     return int(own), int(final or own)
 
 
-def log_entry(index: int, seat: int, move: dict, events: list, by: str | None = None,
+def log_entry(index: int, seat: int, move: Move, events: list[Event], by: str | None = None,
               at_ms: int | None = None) -> bytes:
     """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
     commit time, which the clock's deadline counts from; now by default)."""

@@ -21,6 +21,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate
 
 from service.engine import game
+from service.engine.layout import Move, State
 
 from .schemas import ACTIONS, Strict, StrictInt, choice
 
@@ -65,7 +66,7 @@ ORDER_SCHEMAS: dict[str, Schema] = {
 }
 
 
-def load_orders(data: Any) -> list[dict]:
+def load_orders(data: Any) -> list[Move]:
     """A PUT body {"orders": [...]} as the list to store. Raises ValidationError."""
     if not isinstance(data, dict) or set(data) != {"orders"}:
         raise ValidationError({"_schema": ['the body is {"orders": [order, ...]}']})
@@ -95,7 +96,7 @@ def book_of(meta: dict) -> dict[str, list[dict]]:
     return meta.get("orders") or {}
 
 
-def public(orders: list[dict]) -> list[dict]:
+def public(orders: list[dict]) -> list[Move]:
     """A seat's orders as it reads them back: without what the server notes on them."""
     return [{k: v for k, v in order.items() if k != "round"} for order in orders]
 
@@ -117,7 +118,7 @@ class Fired:
     events: list[dict]
 
 
-def expired(order: dict, seat: int, state: dict) -> bool:
+def expired(order: dict, seat: int, state: State) -> bool:
     """Whether a bid_up_to that has bid is done: its auction is over, or the seat is out of it.
     (It notes the round of the auction it bids in.)"""
     if "round" not in order:
@@ -144,7 +145,7 @@ def choose(order: dict, legal: list[dict]) -> tuple[dict | None, bool]:
     return (move if move in legal else None), False
 
 
-def settle(state: dict, book: dict[str, list[dict]]) -> bool:
+def settle(state: State, book: dict[str, list[dict]]) -> bool:
     """Drops the bid_up_to orders whose auction is over; whether any was."""
     changed = False
     for seat, orders in book.items():
@@ -155,8 +156,8 @@ def settle(state: dict, book: dict[str, list[dict]]) -> bool:
     return changed
 
 
-def carry_out(state: dict, book: dict[str, list[dict]], *, first_seat: int | None = None
-              ) -> tuple[dict, list[Fired], dict[str, list[dict]], bool]:
+def carry_out(state: State, book: dict[str, list[dict]], *, first_seat: int | None = None
+              ) -> tuple[State, list[Fired], dict[str, list[dict]], bool]:
     """The orders of the seats to decide, one after the other, from `state`: (the state after
     them, the moves they made, every seat's orders after them, whether the orders changed).
     With `first_seat`, nothing acts unless that seat is the one to decide now."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from service.engine.layout import State
+
 from . import timeline
 from .undo import RANDOM_OUTCOME_REVEALED, check_not_finished, refused, revealed_random_outcome
 
@@ -27,7 +29,7 @@ class Rewind:
     """Going back to `to_version`: the state it had, and the moves it takes back."""
 
     to_version: int
-    state: dict
+    state: State
     taken: list[dict]  # the log entries of the moves it takes back, in order
 
     def asked(self, proposer: int) -> list[int]:
@@ -45,11 +47,11 @@ class Step:
 
     move: dict
     events: list[dict]
-    state: dict | None
+    state: State | None
     pending: dict | None
 
 
-def rewind(state: dict, entries: Sequence[dict], to_version: int) -> Rewind:
+def rewind(state: State, entries: Sequence[dict], to_version: int) -> Rewind:
     current = len(entries)
     if not 0 <= to_version < current:
         raise refused(NOT_AN_EARLIER_VERSION,
@@ -74,7 +76,7 @@ def taken_back(plan: Rewind, proposer: int) -> dict:
             "versions": plan.versions()}
 
 
-def propose(state: dict, entries: Sequence[dict], seat: int, to_version: int) -> Step:
+def propose(state: State, entries: Sequence[dict], seat: int, to_version: int) -> Step:
     """A proposal by `seat`; applied at once when it takes back only the seat's own moves."""
     check_not_finished(state)
     if timeline.pending_takeback(entries[-timeline.TAKEBACK_SPAN:]) is not None:
@@ -97,7 +99,7 @@ def pending_for(entries: Sequence[dict]) -> dict:
     return pending
 
 
-def accept(state: dict, entries: Sequence[dict], seat: int) -> Step:
+def accept(state: State, entries: Sequence[dict], seat: int) -> Step:
     """`seat`'s acceptance; the last one takes the game back."""
     pending = pending_for(entries)
     if seat not in pending["waiting"]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import orjson
 
 from service.engine import game
+from service.engine.layout import Event, Move, State
 
 # Entries that take moves back: "undo" the last move in effect, "takeback" to the moves in
 # effect at an earlier version (`move.to_version`).
@@ -46,7 +47,7 @@ class _Node:
     parent: _Node | None
 
 
-def entries_of(log: Iterable[bytes]) -> list[dict]:
+def entries_of(log: Iterable[bytes]) -> list[Move]:
     return [orjson.loads(raw) for raw in log]
 
 
@@ -60,7 +61,7 @@ def is_move(entry: dict) -> bool:
     return kind not in RECORD_ONLY and kind not in (UNDO, TAKEBACK)
 
 
-def in_effect(entries: Sequence[dict], version: int | None = None) -> list[dict]:
+def in_effect(entries: Sequence[dict], version: int | None = None) -> list[Move]:
     """The move entries in effect at `version` (the last by default), in the order they were
     made: every move, less those an undo or a takeback took back."""
     version = len(entries) if version is None else version
@@ -102,18 +103,18 @@ def pending_takeback(entries: Sequence[dict]) -> dict | None:
     return None
 
 
-def genesis(state: dict) -> dict:
+def genesis(state: State) -> State:
     """The game's first state, made again from what any of its states holds."""
     return game.new_game(state["map"], [p["name"] for p in state["players"]], state["seed"],
                          state["options"], seed_given=state["seed_given"])
 
 
-def apply_entry(state: dict, seat: int, move: dict) -> tuple[dict, list[dict]]:
+def apply_entry(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
     """One move of a log or a record, applied to the state: the engine's apply."""
     return game.apply(state, seat, move)
 
 
-def state_at(any_state: dict, entries: Sequence[dict], version: int) -> dict:
+def state_at(any_state: State, entries: Sequence[dict], version: int) -> State:
     """The engine state at `version`, from the game's seed and the moves in effect then."""
     state = genesis(any_state)
     for entry in in_effect(entries, version):

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.engine import game
+from service.engine.layout import State
 
 from . import timeline
 from .problems import ApiError
@@ -27,13 +28,13 @@ def refused(code: str, detail: str, **extra: object) -> ApiError:
     return ApiError(422, code, detail, **extra)
 
 
-def revealed_random_outcome(before: dict, after: dict) -> bool:
+def revealed_random_outcome(before: State, after: State) -> bool:
     """Whether going from `before` to `after` drew on the game's seeded generator. It only
     steps forward, so an unchanged generator means nothing random was drawn in between."""
     return before["rng"] != after["rng"]
 
 
-def check_not_finished(state: dict) -> None:
+def check_not_finished(state: State) -> None:
     # A finished game's record shows its seed: every draw to come would be known.
     if game.is_finished(state):
         raise refused(GAME_FINISHED, "the game is over; its moves stand")
@@ -41,11 +42,11 @@ def check_not_finished(state: dict) -> None:
 
 @dataclass(frozen=True)
 class Undo:
-    state: dict  # the state before the move
+    state: State  # the state before the move
     events: list[dict]
 
 
-def plan_undo(state: dict, entries: Sequence[dict], seat: int) -> Undo:
+def plan_undo(state: State, entries: Sequence[dict], seat: int) -> Undo:
     """The undo of `seat`'s last move in a game at `state` whose log is `entries`."""
     check_not_finished(state)
     effective = timeline.in_effect(entries)

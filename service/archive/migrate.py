@@ -51,7 +51,9 @@ def migrations() -> list[Migration]:
 
 def applied(conn: psycopg.Connection) -> dict[int, str]:
     """Version -> checksum of the migrations recorded in the database (none before the first)."""
-    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+    row = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()
+    assert row is not None  # a SELECT without FROM gives one row
+    exists = row[0]
     if not exists:
         return {}
     return dict(conn.execute("SELECT version, checksum FROM schema_migrations").fetchall())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from .base import (
     ClaimedClock,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-def store_from_env(env: dict[str, str] | None = None) -> GameStore:
+def store_from_env(env: Mapping[str, str] | None = None) -> GameStore:
     """RedisStore on REDIS_URL if it is set, else a MemoryStore (one process only)."""
     env = os.environ if env is None else env
     url = env.get("REDIS_URL")
