@@ -197,7 +197,9 @@ class _RequestHandler(WSGIRequestHandler):
         handler = _Handler(self.rfile, self.wfile,  # type: ignore[arg-type]  # wsgiref passes these too
                            self.get_stderr(), self.get_environ(), multithread=True)
         handler.request_handler = self  # type: ignore[attr-defined]  # as wsgiref's own handle() does
-        handler.run(cast(WSGIServer, self.server).get_app())
+        app = cast(WSGIServer, self.server).get_app()
+        assert app is not None  # serve() sets it before the first request
+        handler.run(app)
 
 
 class _Server(ThreadingMixIn, WSGIServer):

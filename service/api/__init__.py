@@ -54,6 +54,6 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(webhooks.bp)
     events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
-    app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)
+    app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
     log.info("aos-rules API on the %s store", store.kind)
     return app

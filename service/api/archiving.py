@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import orjson
 
 from service.archive import metrics
 from service.archive.db import Archive, ArchivedGame
 from service.engine import game
+from service.engine.layout import State
 from service.store import GameExists, GameStore
 
 from . import timeline
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 # (state, game id, version, meta, log entries) -> the view's bytes, exactly as a commit writes
 # them, and the clock's deadline (gameplay.render_at).
-Render = Callable[[dict, str, int, bytes, list[dict]], tuple[bytes, float | None]]
+Render = Callable[[State, str, int, bytes, Sequence[dict]], tuple[bytes, float | None]]
 Restore = Callable[[str], bool]
 
 
@@ -32,7 +33,7 @@ def describe(state: bytes) -> dict:
     return game.record_header(orjson.loads(state))
 
 
-def rebuild(archived: ArchivedGame) -> dict:
+def rebuild(archived: ArchivedGame) -> State:
     """The engine state at the archived version: from the archived state and the moves in
     effect after it when the moves in effect then are still in effect now, else (an undo or a
     takeback went back beyond it) from the game's seed."""

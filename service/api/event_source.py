@@ -51,6 +51,8 @@ class GameEvents:
         stored = self.store.load(game_id, with_view=True)
         if stored is None:
             raise GameGone(game_id)
+        assert stored.view is not None  # loaded with its view
+        stored_view = stored.view
         version = stored.version
         if after is None:
             after = max(version - 1, 0)
@@ -64,14 +66,14 @@ class GameEvents:
         raw = self._history(game_id, after, upto)
         entries = timeline.entries_of(raw)
         if upto == version and upto == after + 1:  # the newest version only: its view is stored
-            event = Event(version, event_json(raw[0], stored.view), finished_now)
+            event = Event(version, event_json(raw[0], stored_view), finished_now)
             return Batch([event], version, finished_now, cursor=Cursor(version, stored.state))
 
-        known = isinstance(cursor, Cursor) and cursor.version == after
+        known = cursor if isinstance(cursor, Cursor) and cursor.version == after else None
         # The whole log up to the batch's end: a past view's pending takeback and its clock's
         # deadline are read from it (render_at), as the stored views were made.
         log = timeline.entries_of(self._history(game_id, 0, upto))
-        state = orjson.loads(cursor.state) if known else timeline.state_at(state_now, log, after)
+        state = orjson.loads(known.state) if known is not None else timeline.state_at(state_now, log, after)
         events = []
         for data, entry in zip(raw, entries, strict=True):
             at = entry["version"]
@@ -80,7 +82,7 @@ class GameEvents:
             elif not follows_from_last(entry):
                 state = timeline.state_at(state_now, log, at)
             if at == version:
-                state, view = state_now, stored.view
+                state, view = state_now, stored_view
             else:
                 view = render_at(state, game_id, at, stored.meta, log[:at])[0]
             events.append(Event(at, event_json(data, view), game.is_finished(state)))

@@ -8,7 +8,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
@@ -118,7 +118,7 @@ def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int
     return orjson.dumps(full_view(state, game_id, version, takeback=takeback, clock=clock, since_ms=at_ms))
 
 
-def illegal(exc: IllegalMove, **extra: object) -> ApiError:
+def illegal(exc: IllegalMove, **extra: Any) -> ApiError:
     return ApiError(422, exc.code, exc.detail, **{**exc.extra, **extra})
 
 
@@ -194,7 +194,7 @@ class Games:
         """The game view as it was at `version` (made again from the log when the game has
         moved on since)."""
         stored = self.load(game_id, with_view=True)
-        if stored.version == version:
+        if stored.version == version and stored.view is not None:  # loaded with its view
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
@@ -255,6 +255,7 @@ class Games:
             except GameExists:
                 continue  # 72 random bits taken: pick again
             if prior is not None:  # a retry of this create got in first
+                assert key is not None  # only a create with a key leaves a record
                 replayed = self._replay_create(prior, fp, key)
                 if replayed is None:
                     raise ApiError(503, "STORE_UNAVAILABLE", "the create's record names no game; retry")
@@ -323,10 +324,10 @@ class Games:
 
     def _replay_create(self, prior: bytes, fp: bytes, key: CreateKey) -> Created | None:
         """The first answer to a create, for its retry; None when its game is gone."""
-        prior_fp, salt, game_id, version = prior.split(SEP, 3)
+        prior_fp, salt, raw_id, version = prior.split(SEP, 3)
         if prior_fp != fp:
             raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another body")
-        game_id = game_id.decode()
+        game_id = raw_id.decode()
         try:
             view = orjson.loads(self.view_at(game_id, int(version)))
         except ApiError as exc:
@@ -460,6 +461,7 @@ class Games:
                                                      type=timeline.move_type(entry)).inc()
                 return Applied(stored.version + len(change.entries), change.body)
             if result.outcome is Outcome.REPLAYED:
+                assert result.replay is not None  # a replayed outcome carries the first answer
                 return self._replayed(game_id, result.replay, fp, replay)
             if result.outcome is Outcome.MISSING:
                 raise not_found(game_id)

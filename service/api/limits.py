@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import math
 import time
+from typing import Any
 
 from flask import Flask, Response, request
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
@@ -115,7 +116,7 @@ class RateLimits:
         return bool(self.exempt) and address_in(client_address(), self.exempt)
 
     def _limit_views(self, app: Flask) -> None:
-        views = app.view_functions
+        views: dict[str, Any] = app.view_functions  # each wrapped in its limits below
         creates = self.limiter.limit(
             self.policies["create"], key_func=client_address, exempt_when=is_import, scope="create"
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import orjson
 from flask import Flask, Response
@@ -49,7 +50,7 @@ class ApiError(Exception):
         detail: str,
         *,
         headers: dict[str, str] | None = None,
-        **extra: object,
+        **extra: Any,
     ) -> None:
         super().__init__(f"{status} {code}: {detail}")
         self.status = status

@@ -109,7 +109,7 @@ class PlacementSchema(Strict):
 
 
 def _move_schema(move_type: str, **extra: fields.Field) -> Schema:
-    declared = {
+    declared: dict[str, Any] = {
         "type": fields.String(required=True, validate=validate.Equal(move_type)),
         "seat": seat_field(),
         **extra,

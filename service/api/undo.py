@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from service.engine import game
 from service.engine.layout import State
@@ -24,7 +25,7 @@ RANDOM_OUTCOME_REVEALED = "RANDOM_OUTCOME_REVEALED"
 GAME_FINISHED = "GAME_FINISHED"
 
 
-def refused(code: str, detail: str, **extra: object) -> ApiError:
+def refused(code: str, detail: str, **extra: Any) -> ApiError:
     return ApiError(422, code, detail, **extra)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Any
 
 import orjson
 from flask import Blueprint, Response, current_app, request
@@ -76,7 +77,8 @@ class Webhooks:
             if sum(1 for h in hooks if h["seat"] == seat) >= MAX_PER_SEAT:
                 raise ApiError(422, "TOO_MANY_WEBHOOKS",
                                f"a seat registers at most {MAX_PER_SEAT} webhooks per game")
-            hook = {"id": "hook_" + secrets.token_urlsafe(12), "seat": seat, "url": target.url,
+            hook: dict[str, Any] = {
+                    "id": "hook_" + secrets.token_urlsafe(12), "seat": seat, "url": target.url,
                     "events": wanted, "created_at": clocks.rfc3339(clocks.now_ms()),
                     "secret": signing.new_secret()}
             meta["webhooks"] = [*hooks, hook]

@@ -67,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
 def copy_until_stopped(store, settings: Settings, args: argparse.Namespace) -> int:
     from service.worker.runner import Runner
 
+    assert settings.database_url  # main() stops first without one
     if pending(settings.database_url):
         log.error("the archive schema is not up to date: run `python -m service.archive migrate`")
         return 2

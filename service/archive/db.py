@@ -264,13 +264,15 @@ class Archive:
         repeats = [m for m in moves if (m.game_id, m.version) not in fresh]
         conflicts = 0
         if repeats:
-            conflicts = conn.execute(
+            row = conn.execute(
                 """SELECT count(*) FROM moves m
                    JOIN unnest(%s::text[], %s::int[], %s::bytea[]) AS u(g, v, e)
                      ON m.game_id = u.g AND m.version = u.v
                    WHERE m.entry <> u.e""",
                 [[m.game_id for m in repeats], [m.version for m in repeats], [m.entry for m in repeats]],
-            ).fetchone()[0]
+            ).fetchone()
+            assert row is not None  # count(*) gives one row
+            conflicts = row[0]
             if conflicts:
                 log.error("archive conflicts", extra={"fields": {
                     "event": "archive_conflict", "count": conflicts,
@@ -314,7 +316,7 @@ class Archive:
             rows = conn.execute(
                 "SELECT version, entry FROM moves WHERE game_id = %s ORDER BY version", [game_id]
             ).fetchall()
-        entries = []
+        entries: list[bytes] = []
         for version, entry in rows:
             if version != len(entries) + 1:
                 break

@@ -279,7 +279,7 @@ class Hub:
         """Notices may have been lost (the subscription was down): every watcher reads again."""
         with self._lock:
             self.resyncs += 1
-            watches = []
+            watches: list[Watch] = []
             for watched in self._games.values():
                 watched.feed.notices += 1
                 watches.extend(watched.watches)

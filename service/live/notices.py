@@ -180,12 +180,12 @@ def _drain_from(readers: list[redis.client.PubSub], timeout: float) -> list[tupl
             got.append((reader, message))
     if got:
         return got
-    sockets = [reader.connection._sock for reader in readers]  # noqa: SLF001 - redis-py has no public handle
+    sockets = [reader.connection._sock for reader in readers]  # type: ignore[attr-defined]  # noqa: SLF001 - redis-py has no public handle
     if any(sock is None for sock in sockets):
         raise redis.ConnectionError("a pub/sub connection is closed")
     ready, _, _ = select.select(sockets, [], [], timeout)
     for reader in readers:
-        if reader.connection._sock in ready:  # noqa: SLF001
+        if reader.connection._sock in ready:  # type: ignore[attr-defined]  # noqa: SLF001
             while (message := reader.get_message(timeout=0.0)) is not None:
                 got.append((reader, message))
     return got

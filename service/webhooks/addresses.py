@@ -89,7 +89,7 @@ def refusal(address: Address) -> str | None:
 
 def system_resolver(host: str, port: int) -> list[str]:
     infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP)
-    return [info[4][0] for info in infos]
+    return [str(info[4][0]) for info in infos]
 
 
 def resolve(target: Target, *, private_ok: bool, resolver: Resolver = system_resolver,

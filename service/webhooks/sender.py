@@ -46,10 +46,11 @@ class _PinnedTLS(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, address: str, timeout: float, context: ssl.SSLContext) -> None:
         super().__init__(host, port, timeout=timeout, context=context)
         self.address = address
+        self.tls = context
 
     def connect(self) -> None:
         raw = socket.create_connection((self.address, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(raw, server_hostname=self.host)
+        self.sock = self.tls.wrap_socket(raw, server_hostname=self.host)
 
 
 _tls = ssl.create_default_context()

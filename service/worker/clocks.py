@@ -71,6 +71,7 @@ class ClockJob:
             self.store.set_clock(game_id, claimed.lease, clocks.deadline_seconds(due))
             return "early"
         move = default_move(state, seat)
+        assert move is not None  # the deciding seat always has a legal move
         try:
             self.games.apply(game_id, seat, move, if_match=etag(stored.version), idempotency_key=None,
                              stored=stored, by="clock")
