@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
-from service.engine.hexgrid import as_dict, parse_key
+from service.engine.hexgrid import as_dict, key, parse_key
 from service.engine.layout import Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.state import active_players
@@ -87,14 +87,14 @@ def board_view(state: State, rules: Rules) -> dict:
     cities = []
     for h, city in sorted(board.cities.items()):
         cities.append({"hex": as_dict(h), "name": city.name, "colors": list(city.colors),
-                       "goods": list(state["cubes"].get(f"{h[0]},{h[1]}", [])), "new_city": None})
+                       "goods": list(state["cubes"].get(key(h), [])), "new_city": None})
     for k, letter in sorted(state["new_cities"].items()):
         h = parse_key(k)
         cities.append({"hex": as_dict(h), "name": board.towns[h],
                        "colors": [board.new_city_tiles[letter].color],
                        "goods": list(state["cubes"].get(k, [])), "new_city": letter})
     towns = [{"hex": as_dict(h), "name": name} for h, name in sorted(board.towns.items())
-             if f"{h[0]},{h[1]}" not in state["new_cities"]]
+             if key(h) not in state["new_cities"]]
     view = {"tracks": tracks, "links": links, "cities": cities, "towns": towns}
     view.update(rules.board_features(state))
     return view

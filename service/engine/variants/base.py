@@ -7,7 +7,7 @@ changes. The defaults are the base game on its standard map.
 from __future__ import annotations
 
 from service.engine import rules_data as R
-from service.engine.hexgrid import Hex
+from service.engine.hexgrid import Hex, key
 from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
 from service.engine.network import Network
@@ -154,10 +154,10 @@ class Rules:
         return None
 
     def take_cube(self, state: State, start: Hex, colour: str) -> None:
-        state["cubes"][f"{start[0]},{start[1]}"].remove(colour)
+        state["cubes"][key(start)].remove(colour)
 
     def accepts(self, state: State, city: Hex, colour: str) -> bool:
-        letter = state["new_cities"].get(f"{city[0]},{city[1]}")
+        letter = state["new_cities"].get(key(city))
         if letter is not None:
             return self.map.new_city_tiles[letter].color == colour
         return colour in self.map.cities[city].colors
