@@ -1,6 +1,6 @@
 """Berlin, the Wall map: 2 tiles a turn, $3 a hex, the wall of 19 discs, Engineer's remove_wall,
-the occupation cubes and the fall of the wall. Rule text: seed 004 (Berlin); RULES.md "Decisions
-(expansion maps)"; maps/RECONSTRUCTED.md §2.
+the occupation cubes and the fall of the wall. Rules: docs/rules-decisions.md, Expansion maps:
+Berlin (the board is reconstructed: "Iraq, Berlin"); service/engine/variants/berlin.py.
 
 Fixtures on the reconstructed map (q, r); disc n is special.wall_edges id n (a West, b East):
     Reichstag (8,9) W blue -(8,8)- Pankow (9,7) E red, across disc 1 ((8,8)|(9,7))

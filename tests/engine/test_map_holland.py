@@ -1,7 +1,7 @@
 """Holland: players, the removed new city, the sea, polders and when they open, the 3-player
 Urbanization/Engineer block, and the windmill variant.
 
-Rule texts: seeds/003 "Holland"; RULES.md "Decisions (expansion maps)"."""
+Rules: docs/rules-decisions.md, Expansion maps: Holland; service/engine/variants/holland.py."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_removed_new_city_has_no_display_column_at_setup():
 
 def test_production_with_the_display_full_returns_both_cubes_to_the_bag():
     # Round 1: the display is full but for the removed E, so Production has nowhere to place
-    # (RULES.md decision 4): no decision, both drawn cubes go back to the bag, none is lost.
+    # (docs/rules-decisions.md base 15): no decision, both drawn cubes go back to the bag, none is lost.
     state = game_at("move_goods", 4, map_id=MAP, actions={"production": 0}, turn_order=[0, 1, 2, 3])
     bag, in_play, shown = sum(state["bag"].values()), cubes_in_play(state), display_cubes(state)
     assert shown == 50

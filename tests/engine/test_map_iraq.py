@@ -1,5 +1,6 @@
 """Iraq: oil fields, the EU and US flags, Baghdad, U.S. Army Escort and the Production variant.
-Rule text: seed 004 (Iraq); RULES.md "Decisions (expansion maps)"; maps/RECONSTRUCTED.md §1.
+Rules: docs/rules-decisions.md, Expansion maps: Iraq (the board is reconstructed: "Iraq, Berlin");
+service/engine/variants/iraq.py.
 
 Fixtures on the reconstructed map (q, r):
     Kirkuk (8,10) blue -(7,10)- Kirkuk field (6,11)                        [Engineer only]

@@ -1,6 +1,6 @@
 """Madagascar: the eight Bad Actions, their locking by dice and their effects; costs; the map.
 
-Rule texts: seeds/003 "Madagascar"; RULES.md "Decisions (expansion maps)"."""
+Rules: docs/rules-decisions.md, Expansion maps: Madagascar; service/engine/variants/madagascar.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Select Actions (digest §4.3): one action each, each action once a round, and what each base
-action does (Locomotive, First Build, First Move, Engineer, Turn Order)."""
+"""Select Actions (docs/rules-decisions.md base 23 and 24): one action each, each action once a
+round, and what each base action does (Locomotive, First Build, First Move, Engineer, Turn
+Order)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Determine Player Order (RULES.md decision 5, digest §4.2): bids, drop-outs, the Turn Order
+"""Determine Player Order (docs/rules-decisions.md base 2 and 20): bids, drop-outs, the Turn Order
 pass, the new turn order and what each place pays."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Build Track: costs, where track may go, tile supply, ownership and its expiry, urbanization.
 
-Rule texts: the base rules §5-6 (seeds/000), RULES.md decisions 2, 3 and 7, digest §4.4."""
+Rules: docs/rules-decisions.md base 4-14 and 21; service/engine/phases/build.py."""
 
 from __future__ import annotations
 

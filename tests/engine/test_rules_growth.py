@@ -1,4 +1,4 @@
-"""Goods Growth (RULES.md decision 4, digest §4.10): the Production action, then one die per
+"""Goods Growth (docs/rules-decisions.md base 15 and 16): the Production action, then one die per
 starting player for the light side and then the dark side.
 
 Dice are controlled honestly: the rng state the engine rolls from is set to a value that

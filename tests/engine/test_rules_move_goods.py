@@ -1,5 +1,6 @@
 """Move Goods: routes over complete links, capacity, the first city of the cube's colour, income
-to link owners, the locomotive upgrade. Rule text: base rules §7; RULES.md decision 8."""
+to link owners, the locomotive upgrade. Rules: docs/rules-decisions.md base 17 and 23;
+service/engine/phases/move_goods.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The end of a round (RULES.md decisions 1 and 9, digest §4.6-4.9): collect income, pay expenses
+"""The end of a round (docs/rules-decisions.md base 1 and 22): collect income, pay expenses
 (a shortfall lowers income), eliminate income below 0, reduce income, and the last round."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Final scoring (RULES.md decision 10, digest §5): 3 x income - 3 x shares + 1 per track segment
+"""Final scoring (docs/rules-decisions.md base 18): 3 x income - 3 x shares + 1 per track segment
 the player owns in complete links; cash scores nothing and breaks no tie; ties stand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue Shares (RULES.md decision 6, digest §4.1): $5 a share, 0 allowed, 15 issued in all,
+"""Issue Shares (docs/rules-decisions.md base 3): $5 a share, 0 allowed, 15 issued in all,
 one decision per player in turn order. Also the facade's general promises."""
 
 from __future__ import annotations

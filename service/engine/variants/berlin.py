@@ -16,7 +16,8 @@ from service.engine.state import action_holder, draw_cube, open_build_turn
 from service.engine.variants.base import Rules
 
 WEST, EAST = "west", "east"
-# A cube of this colour in a city of that side closes the city to other colours (seed).
+# A cube of this colour in a city of that side closes the city to other colours
+# (rule text; docs/rules-decisions.md, Berlin).
 OCCUPIER = {EAST: "red", WEST: "blue"}
 
 

@@ -1,4 +1,4 @@
-"""Holland (seed 003, "Holland"): 3-4 players; new-city tile E is removed and the sea is
+"""Holland (docs/rules-decisions.md, Holland): 3-4 players; new-city tile E is removed and the sea is
 impassable (both in the map data); polders cost $3 (data) and are closed until round 5 with 3
 players, round 4 with 4; with 3 players one of Urbanization and Engineer is blocked, swapping at
 the end of every round; the windmill variant as a game option.

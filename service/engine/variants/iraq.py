@@ -21,7 +21,7 @@ from service.engine.variants.base import Rules
 
 ESCORT = "us_army_escort"
 BLACK = "black"
-NO_PRODUCTION_COLUMNS = ("dark-5", "dark-6")  # production never places on these (seed)
+NO_PRODUCTION_COLUMNS = ("dark-5", "dark-6")  # production never places on these (rule text)
 
 
 class Iraq(Rules):

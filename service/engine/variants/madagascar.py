@@ -1,4 +1,4 @@
-"""Madagascar: the eight Bad Actions replace the seven actions (seed 003, "Madagascar").
+"""Madagascar: the eight Bad Actions replace the seven actions (docs/rules-decisions.md, Madagascar).
 
 Each round 7 - players of the eight are locked by dice counted over the chart (see
 `lock_actions`); every Bad Action hinders its holder:
