@@ -10,12 +10,16 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 from service.engine import game
 from service.engine.hexgrid import neighbour
-from service.engine.layout import Move, State
+from service.engine.layout import Event, Move, State
 from service.engine.maps import load_map
 from service.engine.variants import rules_for
+
+# Called after every move: (state before, seat, move, the moves listed, state after, events).
+OnMove = Callable[[State, int, Move, list[Move], State, list[Event]], None]
 
 
 class EngineClock:
@@ -27,7 +31,7 @@ class EngineClock:
 
 
 def play_random_game(map_id: str, players: int, seed: str, chooser: random.Random,
-                     max_moves: int = 20000, on_move=None,
+                     max_moves: int = 20000, on_move: OnMove | None = None,
                      clock: EngineClock | None = None, cash: int | None = None) -> tuple[State, int]:
     """Plays one game with RandomPlayer for every seat; returns (final state, moves made).
     `cash` starts every player with that much instead of $10, so random play lasts every round."""

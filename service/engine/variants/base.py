@@ -6,11 +6,13 @@ changes. The defaults are the base game on its standard map.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from service.engine import rules_data as R
 from service.engine.hexgrid import Hex, key
 from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
-from service.engine.network import Network
+from service.engine.network import Network, Route
 from service.engine.state import action_holder, active_players, raise_locomotive
 
 
@@ -147,7 +149,8 @@ class Rules:
         """Where cubes may start a delivery: hex key -> colours. Cities by default."""
         return state["cubes"]
 
-    def delivery_first_steps(self, state: State, start: Hex, links) -> list[tuple] | None:
+    def delivery_first_steps(self, state: State, start: Hex,
+                             links: Iterable[Route]) -> list[tuple[Route, Hex]] | None:
         """For a cube source that is no stop (Holland's windmills): the (link, stop) pairs it may
         take first, travelling along a complete link that passes its hex; the move then names
         that stop as `toward`. None (the base) when the source is a city."""
@@ -163,7 +166,7 @@ class Rules:
         return colour in self.map.cities[city].colors
 
     def route_blocked(self, state: State, seat: int, colour: str, start: Hex, stops: list[Hex],
-                      links: list) -> bool:
+                      links: list[Route]) -> bool:
         """A map's own reasons to close a delivery route."""
         return False
 
@@ -171,7 +174,7 @@ class Rules:
         """How many cities of its own colour a cube may pass through."""
         return 0
 
-    def link_income_owner(self, state: State, link) -> int | None:
+    def link_income_owner(self, state: State, link: Route) -> int | None:
         return link.owner
 
     def on_delivered(self, state: State, seat: int, colour: str, destination: Hex,

@@ -12,6 +12,7 @@ from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
 from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
+from service.engine.network import Route
 from service.engine.state import action_holder, draw_cube, open_build_turn
 from service.engine.variants.base import Rules
 
@@ -167,7 +168,7 @@ class Berlin(Rules):
     # -- move goods -------------------------------------------------------------------------
 
     def route_blocked(self, state: State, seat: int, colour: str, start: Hex, stops: list[Hex],
-                      links: list) -> bool:
+                      links: list[Route]) -> bool:
         variant = state["variant"]
         if variant["fallen"]:
             return False

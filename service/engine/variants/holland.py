@@ -16,11 +16,15 @@ state["variant"]: {"blocked": action id | None, "windmills": {hex key: colour | 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from service.engine import rng
 from service.engine import rules_data as R
 from service.engine.errors import SetupError
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
 from service.engine.layout import Event, State
+from service.engine.maps import MapData
+from service.engine.network import Route
 from service.engine.state import draw_cube
 from service.engine.variants.base import Rules
 
@@ -30,7 +34,7 @@ POLDERS_OPEN = {3: 5, 4: 4}  # round in which polders open, by players at the st
 
 
 class Holland(Rules):
-    def __init__(self, board) -> None:
+    def __init__(self, board: MapData) -> None:
         super().__init__(board)
         self.polders = frozenset((p["q"], p["r"]) for p in board.special["polder_hexes"])
         self.windmill_hexes = tuple(sorted((p["q"], p["r"]) for p in board.special["polder_hexes"]
@@ -104,10 +108,11 @@ class Holland(Rules):
                  if c is not None and k in state["track"]}
         return {**state["cubes"], **ready} if ready else state["cubes"]
 
-    def delivery_first_steps(self, state: State, start: Hex, links) -> list[tuple] | None:
+    def delivery_first_steps(self, state: State, start: Hex,
+                             links: Iterable[Route]) -> list[tuple[Route, Hex]] | None:
         if key(start) not in state["variant"]["windmills"]:
             return None
-        steps: list[tuple] = []
+        steps: list[tuple[Route, Hex]] = []
         for link in links:
             if any(p[0] == start for p in link.pieces):
                 steps.extend((link, stop) for stop in link.stops)

@@ -16,6 +16,7 @@ from service.engine.hexgrid import Hex, as_dict, key, neighbour
 from service.engine.layout import Event, Move, State
 from service.engine.maps import MapData
 from service.engine.moves import hex_field
+from service.engine.network import Route
 from service.engine.state import action_holder, active_players, roll_die
 from service.engine.variants.base import Rules
 
@@ -125,7 +126,7 @@ class Iraq(Rules):
         return 1 if action_holder(state, ESCORT) == seat else 0
 
     def route_blocked(self, state: State, seat: int, colour: str, start: Hex, stops: list[Hex],
-                      links: list) -> bool:
+                      links: list[Route]) -> bool:
         """A black cube passes through no oil field unless the mover holds the Escort."""
         if colour != BLACK or action_holder(state, ESCORT) == seat:
             return False
