@@ -16,7 +16,7 @@ from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import EdgeStatus, Event, Move, State
 from service.engine.moves import expect_type, hex_field
 from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
 from service.engine.state import open_build_turn
@@ -131,7 +131,7 @@ class BuildPlan:
         return move
 
 
-def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> str:
+def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> EdgeStatus:
     """What lies across one edge of h, as the builder of seat sees it."""
     n = neighbour(h, edge)
     if not net.map.on_map(n):
@@ -214,7 +214,7 @@ def check_hex(state: State, rules: Rules, net: Network, seat: int, h: Hex) -> No
 
 
 def plan_shape(state: State, rules: Rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
-               exits: frozenset | None, status: list[str]) -> BuildPlan:
+               exits: frozenset | None, status: list[EdgeStatus]) -> BuildPlan:
     """The rules about what is built on a hex that check_hex accepted; `status` is its
     edge_status list."""
     is_town = h in net.towns
@@ -237,7 +237,7 @@ def plan_shape(state: State, rules: Rules, net: Network, seat: int, h: Hex, trac
     return plan
 
 
-def _check_edges(status: list[str], edges) -> None:
+def _check_edges(status: list[EdgeStatus], edges) -> None:
     for e in edges:
         if e == CENTRE:
             continue
@@ -350,7 +350,7 @@ def _check_supply(state: State, plan: BuildPlan) -> None:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
 
 
-def _check_loops(net: Network, plan: BuildPlan, status: list[str]) -> None:
+def _check_loops(net: Network, plan: BuildPlan, status: list[EdgeStatus]) -> None:
     """A new track closes a loop only if both its ends join something; only then trace."""
     fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
     joined = [p for p in fresh
@@ -446,7 +446,7 @@ _TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_
 _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
 
 
-def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
+def _shapes_for(net: Network, h: Hex, status: list[EdgeStatus], seat: int):
     """Candidate (tracks, exits) for hex h: a superset of every shape plan_build can accept.
     Every added track needs an edge that anchors it and none that is barred."""
     old = net.pieces_on(h)
