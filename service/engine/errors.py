@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 # Every code apply() can raise, with what it means. docs/error-codes.md is made from this table.
 CODES: dict[str, str] = {
     "BAD_MOVE": "the move is malformed: a field is missing, of the wrong type or out of range",
@@ -54,14 +56,14 @@ CODES: dict[str, str] = {
 class IllegalMove(Exception):
     """A move that the rules forbid now. `code` is one of CODES; `extra` helps the caller."""
 
-    def __init__(self, code: str, detail: str | None = None, **extra: object) -> None:
+    def __init__(self, code: str, detail: str | None = None, **extra: Any) -> None:
         assert code in CODES, code
         self.code = code
-        self.detail = detail or CODES[code]
-        self.extra = extra
+        self.detail: str = detail or CODES[code]
+        self.extra: dict[str, Any] = extra
         super().__init__(f"{code}: {self.detail}")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"code": self.code, "detail": self.detail, **self.extra}
 
 
