@@ -194,7 +194,8 @@ class Games:
         """The game view as it was at `version` (made again from the log when the game has
         moved on since)."""
         stored = self.load(game_id, with_view=True)
-        if stored.version == version and stored.view is not None:  # loaded with its view
+        if stored.version == version:
+            assert stored.view is not None  # loaded with its view
             return stored.view
         entries = timeline.entries_of(self.store.history(game_id, 0, version) or [])
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
