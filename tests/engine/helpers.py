@@ -1,9 +1,9 @@
 """Small helpers for the engine's rule tests: build a state at a phase, play moves, control dice.
 
-Every helper starts from `game.new_game` and then edits the plain state dict (its layout is
-documented at the top of service/engine/state.py). Opening a phase calls that phase's own `start`
-function, exactly as the engine does when it reaches the phase, so queues and phase records are
-the engine's own. These functions are shared by several test files: keep their signatures stable.
+Every helper starts from `game.new_game` and then edits the plain state dict (its layout is the
+State type of service/engine/layout.py). Opening a phase goes through the engine's lifecycle
+(`lifecycle.enter`), exactly as the engine does when it reaches the phase, so queues and phase
+records are the engine's own. These functions are shared by several test files: keep their signatures stable.
 
     state = game_at("auction", 4, turn_order=[2, 0, 3, 1], seats={2: {"cash": 30}})
     state = play(state, 2, {"type": "bid", "amount": 3})
