@@ -5,6 +5,8 @@ Edges are numbered clockwise from north: 0 N, 1 NE, 2 SE, 3 S, 4 SW, 5 NW.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 Hex = tuple[int, int]
 
 DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
@@ -13,6 +15,13 @@ DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0
 def neighbour(h: Hex, edge: int) -> Hex:
     dq, dr = DIRECTIONS[edge]
     return (h[0] + dq, h[1] + dr)
+
+
+@lru_cache(maxsize=1 << 14)
+def around(h: Hex) -> tuple[Hex, ...]:
+    """The six neighbours of h, by edge (kept: every build listing asks for the same hexes)."""
+    q, r = h
+    return tuple((q + dq, r + dr) for dq, dr in DIRECTIONS)
 
 
 def opposite(edge: int) -> int:

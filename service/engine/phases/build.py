@@ -9,18 +9,15 @@ shapes on the hexes where track could connect and keeps those `plan_build` accep
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
-from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
+from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
 from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
+from service.engine.phases import build_shapes as S
+from service.engine.phases.build_shapes import Status
 from service.engine.phases.common import expect_type, hex_field
-
-ANCHORS = frozenset({"city", "own", "unowned"})
-OPEN = frozenset({"free", "off", "closed"})
-
 
 # -- turn structure ------------------------------------------------------------------------
 
@@ -123,22 +120,47 @@ class BuildPlan:
 
 def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) -> str:
     """What lies across one edge of h, as the builder of seat sees it."""
-    n = neighbour(h, edge)
-    if not net.map.on_map(n):
-        return "off"
-    if rules.edge_closed(state, seat, h, edge):
-        return "closed"
-    if n in net.cities:
-        return "city"
-    if n not in net.towns and net.map.terrain_costs.get(net.map.terrain[n]) is None:
-        return "closed"
-    p = net.facing(h, edge)
-    if p is None:
-        return "free"
-    owner = net.owner[p]
-    if owner == seat:
-        return "own"
-    return "unowned" if owner is None else "opponent"
+    return edge_statuses(state, rules, net, seat, h)[edge]
+
+
+def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex) -> tuple[str, ...]:
+    """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
+    free, own, unowned or opponent."""
+    board = rules.map
+    terrain = board.terrain
+    impassable = _impassable(board)
+    out = []
+    for edge, n in enumerate(around(h)):
+        if n not in terrain:
+            out.append("off")
+        elif rules.edge_closed(state, seat, h, edge):
+            out.append("closed")
+        elif n in net.cities:
+            out.append("city")
+        elif n in impassable:
+            out.append("closed")
+        else:
+            p = net.end_index.get((n, (edge + 3) % 6))
+            if p is None:
+                out.append("free")
+            else:
+                owner = net.owner[p]
+                out.append("own" if owner == seat else "unowned" if owner is None else "opponent")
+    return tuple(out)
+
+
+_IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+
+
+def _impassable(board) -> frozenset[Hex]:
+    """Hexes no track enters: terrain without a build cost, unless a town is there (a city
+    is judged before this). Depends on the map alone, so it is worked out once per map."""
+    known = _IMPASSABLE.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, frozenset(h for h, t in board.terrain.items()
+                                  if h not in board.towns and board.terrain_costs.get(t) is None))
+        _IMPASSABLE[id(board)] = known
+    return known[1]
 
 
 def parse_build(move: dict) -> tuple[Hex, frozenset | None, frozenset | None]:
@@ -192,8 +214,8 @@ def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
                tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
     """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
     check_hex(state, rules, net, seat, h)
-    status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
-    return plan_shape(state, rules, net, seat, h, tracks, exits, status)
+    return plan_shape(state, rules, net, seat, h, tracks, exits,
+                      edge_statuses(state, rules, net, seat, h))
 
 
 def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
@@ -204,9 +226,9 @@ def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
 
 
 def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
-               exits: frozenset | None, status: list[str]) -> BuildPlan:
+               exits: frozenset | None, status: Status) -> BuildPlan:
     """The rules about what is built on a hex that check_hex accepted; `status` is its
-    edge_status list."""
+    edge_statuses."""
     is_town = h in net.towns
     if is_town != (exits is not None):
         raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
@@ -214,148 +236,96 @@ def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: froz
     old_tile = state["tiles"].get(key(h))
     owns = net.owns_track(seat)
     if is_town:
-        plan = _plan_town(seat, h, exits, old, old_tile, status, owns, state["supply"])
+        mine = any(o == seat for o in old.values())
+        geo: Geometry = S.town_geometry(exits, frozenset(p[1] for p in old), mine, status, owns)
     else:
-        plan = _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
-    _check_supply(state, plan)
-    _check_loops(net, plan, status)
-    plan.cost += rules.extra_cost_per_tile(state, seat)
-    cash = state["players"][seat]["cash"]
-    if plan.cost > cash:
-        raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${plan.cost}, cash is ${cash}",
-                          need=plan.cost, have=cash)
-    return plan
+        geo = S.track_geometry(tracks, frozenset((p[1], p[2]) for p in old),
+                               _turnable(old, seat), status, owns)
+    cost, tile, disk_delta = price(state, rules, net, seat, h, geo, old, old_tile)
+    pieces = hex_pieces(h, geo, old, seat)
+    if isinstance(geo, S.TownGeometry):
+        return BuildPlan(h, True, pieces, [(h, e, CENTRE) for e in geo.fresh], None, tile,
+                         old_tile, disk_delta, cost)
+    if geo.redirect_from is not None:
+        a, b = geo.redirect_from
+        redirect = ((h, a, b), (h, *geo.fresh[0]))
+        return BuildPlan(h, False, pieces, [], redirect, tile, old_tile, 0, cost)
+    return BuildPlan(h, False, pieces, [(h, a, b) for a, b in geo.fresh], None, tile, old_tile, 0,
+                     cost)
 
 
-def _check_edges(status: list[str], edges) -> None:
-    for e in edges:
-        if e == CENTRE:
-            continue
-        s = status[e]
-        if s == "off":
-            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}")
-        if s == "closed":
-            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}")
-        if s == "opponent":
-            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end")
+Geometry = S.TrackGeometry | S.TownGeometry
 
 
-def _plan_town(seat, h, exits, old, old_tile, status, owns, supply) -> BuildPlan:
-    shape = T.town_shape(exits)
-    if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
-    old_exits = {p[1] for p in old}
-    if not old_exits <= exits:
-        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay")
-    added = sorted(exits - old_exits)
-    if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
-    _check_edges(status, added)
-    has_track_here = any(o == seat for o in old.values())
-    if not has_track_here and not any(status[e] in ANCHORS for e in added):
-        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track")
-    if not owns:
-        raise IllegalMove("FIRST_TILE_SIMPLE")
-    pieces = dict(old)
-    for e in added:
-        pieces[(h, e, CENTRE)] = seat
-    old_disk = 1 if old_tile and T.TOWN_SHAPES[frozenset(old_exits)].uses_disk else 0
-    supply = dict(supply)
-    if old_tile:
-        supply[old_tile] += 1
-    tile = T.town_tile_from_supply(shape, supply)
-    b = R.BUILD_COSTS
-    cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old else b["upgrade_town"]
-    return BuildPlan(h, True, pieces, [(h, e, CENTRE) for e in added], None,
-                     tile or shape.tiles[0], old_tile, int(shape.uses_disk) - old_disk, cost)
+def _turnable(old: dict[Piece, int | None], seat: int) -> frozenset[T.Track]:
+    return frozenset((p[1], p[2]) for p, o in old.items() if o is None or o == seat)
 
 
-def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns) -> BuildPlan:
-    shape = T.track_shape(tracks)
-    if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
-    old_tracks = {(p[1], p[2]): p for p in old}
-    removed = [t for t in old_tracks if t not in tracks]
-    added = [t for t in tracks if t not in old_tracks]
-    if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
-    redirect = None
-    pieces = {p: o for p, o in old.items() if (p[1], p[2]) in tracks}
-    if removed:
-        redirect = _check_redirect(net, seat, h, removed, added, old_tracks, status)
-        # The redirected track is the builder's from now on (it may be unowned before), so the
-        # route it joins never mixes owners.
-        pieces[redirect[1]] = seat
+def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
+               seat: int) -> dict[Piece, int | None]:
+    """What the hex holds after the build, with owners: the kept track keeps its owner, and
+    fresh track (a redirected one too, which may be unowned before) is the builder's, so the
+    route it joins never mixes owners."""
+    if isinstance(geo, S.TownGeometry):
+        pieces = dict(old)
+        for e in geo.fresh:
+            pieces[(h, e, CENTRE)] = seat
+        return pieces
+    pieces = {p: o for p, o in old.items() if (p[1], p[2]) != geo.redirect_from}
+    for a, b in geo.fresh:
+        pieces[(h, a, b)] = seat
+    return pieces
+
+
+def price(state: dict, rules, net: Network, seat: int, h: Hex, geo: Geometry,
+          old: dict[Piece, int | None], old_tile: str | None) -> tuple[int, str, int]:
+    """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
+    the cash to pay it. Returns (cost, tile, town disks taken)."""
+    supply = state["supply"]
+    if isinstance(geo, S.TownGeometry):
+        shape = geo.shape
+        tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
+                    shape.tiles[0])
+        old_disk = 1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in old)].uses_disk else 0
+        disk_delta = int(shape.uses_disk) - old_disk
+        cost = geo.base_cost
     else:
-        _check_edges(status, [e for t in added for e in t])
-        for t in added:
-            if not any(status[e] in ANCHORS for e in t):
-                raise IllegalMove("NOT_CONNECTED",
-                                  f"track {list(t)} must start from a city or extend your track")
-        if not owns and (
-                old or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
-            raise IllegalMove("FIRST_TILE_SIMPLE")
-        for t in added:
-            pieces[(h, t[0], t[1])] = seat
-    b = R.BUILD_COSTS
-    if redirect:
-        cost = rules.replace_cost(state, h, b["redirect"])
-    elif old:
-        old_kind = T.TILE_KIND[old_tile]
-        base = (b["upgrade_to_crossing_from_simple"]
-                if shape.kind == "crossing" and old_kind == "simple" else b["upgrade_other"])
-        cost = rules.replace_cost(state, h, base)
-    else:
-        cost = rules.new_tile_cost(state, h, shape.kind)
-    new_pieces = [] if redirect else [(h, t[0], t[1]) for t in added]
-    return BuildPlan(h, False, pieces, new_pieces, redirect, shape.tile, old_tile, 0, cost)
-
-
-def _check_redirect(net, seat, h, removed, added, old_tracks, status) -> tuple[Piece, Piece]:
-    if len(removed) != 1 or len(added) != 1:
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
-    (x, y), new = removed[0], added[0]
-    if not {x, y} & set(new):
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
-    old_piece = old_tracks[(x, y)]
-    if net.owner[old_piece] not in (seat, None):
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
-    joined = {e for e in (x, y) if status[e] not in ("free", "off", "closed")}
-    if len(joined) != 1:
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
-    kept = joined.pop()
-    if kept not in new:
-        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
-    turned = new[0] if new[1] == kept else new[1]
-    _check_edges(status, [turned])
-    a, b = T.norm(kept, turned)
-    return old_piece, (h, a, b)
-
-
-def _check_supply(state: dict, plan: BuildPlan) -> None:
-    available = state["supply"].get(plan.tile, 0) + (1 if plan.old_tile == plan.tile else 0)
-    if available <= 0:
-        raise IllegalMove("TILE_UNAVAILABLE", f"no {plan.tile} tile is left", tile=plan.tile)
-    if plan.disk_delta > 0 and state["supply"][T.DISK] <= 0:
+        tile, disk_delta = geo.tile, 0
+        b = R.BUILD_COSTS
+        if geo.redirect_from is not None:
+            cost = rules.replace_cost(state, h, b["redirect"])
+        elif geo.upgrade:
+            base = (b["upgrade_to_crossing_from_simple"]
+                    if geo.kind == "crossing" and T.TILE_KIND[old_tile] == "simple"
+                    else b["upgrade_other"])
+            cost = rules.replace_cost(state, h, base)
+        else:
+            cost = rules.new_tile_cost(state, h, geo.kind)
+    if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
+        raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
+    if disk_delta > 0 and supply[T.DISK] <= 0:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
+    if geo.joined:
+        _check_loops(net, h, geo, hex_pieces(h, geo, old, seat))
+    cost += rules.extra_cost_per_tile(state, seat)
+    cash = state["players"][seat]["cash"]
+    if cost > cash:
+        raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
+                          need=cost, have=cash)
+    return cost, tile, disk_delta
 
 
-def _check_loops(net: Network, plan: BuildPlan, status: list[str]) -> None:
+def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None]) -> None:
     """A new track closes a loop only if both its ends join something; only then trace."""
-    fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
-    joined = [p for p in fresh
-              if status[p[1]] not in OPEN and (p[2] == CENTRE or status[p[2]] not in OPEN)]
-    if not joined:
-        return
-    old = net.replace_hex(plan.hex, plan.pieces)
+    old = net.replace_hex(h, pieces)
     try:
-        for p in joined:
-            route = net.route_through(p)
+        for j in geo.joined:
+            route = net.route_through((h, j, CENTRE) if isinstance(j, int) else (h, *j))
             if any(end.kind == "cycle" for end in route.ends) or (
                     route.complete and route.ends[0].hex == route.ends[1].hex):
                 raise IllegalMove("LOOP")
     finally:
-        net.replace_hex(plan.hex, old)
+        net.replace_hex(h, old)
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -424,68 +394,6 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
                   and hex_buildable(state, rules, net, h))
 
 
-def _mask(edges) -> int:
-    m = 0
-    for e in edges:
-        m |= 1 << e
-    return m
-
-
-# Each track shape with the edge mask of each of its tracks, and each town shape with its mask.
-_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
-_TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
-
-
-def _shapes_for(net: Network, h: Hex, status: list[str], seat: int):
-    """Candidate (tracks, exits) for hex h: a superset of every shape plan_build can accept.
-    Every added track needs an edge that anchors it and none that is barred."""
-    old = net.pieces_on(h)
-    anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
-    bad = _mask(e for e in range(6) if status[e] in ("off", "closed", "opponent"))
-    if h in net.towns:
-        mine = any(net.owner[p] == seat for p in old)
-        return [(None, exits) for exits in _town_shapes(_mask(p[1] for p in old), mine, anchored, bad)]
-    old_tracks = frozenset((p[1], p[2]) for p in old)
-    return [(tracks, None) for tracks in _track_shapes(old_tracks, anchored, bad)]
-
-
-@cache
-def _town_shapes(old_mask: int, mine: bool, anchored: int, bad: int) -> tuple[frozenset, ...]:
-    out = []
-    for exits, mask in _TOWN_MASKS:
-        added = mask & ~old_mask
-        if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
-            out.append(exits)
-    return tuple(out)
-
-
-@cache
-def _track_shapes(old_tracks: frozenset, anchored: int, bad: int) -> tuple[frozenset, ...]:
-    """Shapes on a plain hex: new tiles or upgrades whose added tracks are anchored and not
-    barred, and every one-track redirect (which plan_build judges in full)."""
-    out = []
-    if not old_tracks and not anchored:
-        return ()
-    for tracks, masks in _TRACK_MASKS:
-        if old_tracks:
-            if not old_tracks < tracks:
-                continue
-            masks = tuple(_mask(t) for t in tracks - old_tracks)
-        if all(not m & bad and m & anchored for m in masks):
-            out.append(tracks)
-    for t in old_tracks:
-        rest = old_tracks - {t}
-        used = {e for r in rest for e in r}
-        for kept in t:
-            for turned in range(6):
-                if turned in used or turned in t:
-                    continue
-                tracks = rest | {T.norm(kept, turned)}
-                if tracks in T.TRACK_SHAPES:
-                    out.append(tracks)
-    return tuple(out)
-
-
 def legal(state: dict, rules, seat: int) -> list[dict]:
     net = rules.network(state)
     build = state["build"]
@@ -497,18 +405,35 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
+        owns = net.owns_track(seat)
+        tiles = state["tiles"]
         for h in candidate_hexes(state, rules, net):
             try:
                 check_hex(state, rules, net, seat, h)
             except IllegalMove:
                 continue
-            status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
-            for tracks, exits in _shapes_for(net, h, status, seat):
-                try:
-                    plan = plan_shape(state, rules, net, seat, h, tracks, exits, status)
-                    moves.append(plan.as_move())
-                except IllegalMove:
-                    pass
+            status = edge_statuses(state, rules, net, seat, h)
+            old = {p: net.owner[p] for p in net.pieces_on(h)}
+            old_tile = tiles.get(key(h))
+            if h in net.towns:
+                mine = any(o == seat for o in old.values())
+                for _, geo in S.town_options(frozenset(p[1] for p in old), mine, status, owns):
+                    try:
+                        cost = price(state, rules, net, seat, h, geo, old, old_tile)[0]
+                    except IllegalMove:
+                        continue
+                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                                  "town_exits": list(geo.exits), "cost": cost})
+            else:
+                options = S.track_options(frozenset((p[1], p[2]) for p in old),
+                                          _turnable(old, seat), status, owns)
+                for _, geo in options:
+                    try:
+                        cost = price(state, rules, net, seat, h, geo, old, old_tile)[0]
+                    except IllegalMove:
+                        continue
+                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                                  "tracks": [list(t) for t in geo.pairs], "cost": cost})
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves
