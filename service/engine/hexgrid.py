@@ -33,7 +33,9 @@ def key(h: Hex) -> str:
     return f"{h[0]},{h[1]}"
 
 
+@lru_cache(maxsize=1 << 14)
 def parse_key(k: str) -> Hex:
+    """The hex of a state key (kept: the state names the same few hundred hexes again and again)."""
     q, r = k.split(",")
     return (int(q), int(r))
 

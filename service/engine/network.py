@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.engine.hexgrid import Hex, key, neighbour, opposite, parse_key
+from service.engine.hexgrid import Hex, around, key, opposite, parse_key
 from service.engine.maps import MapData
 
 CENTRE = -1
@@ -70,17 +70,28 @@ class Network:
         # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
         self.cities: set[Hex] = set(board.cities) | new_cities | more_stops
         self.towns: set[Hex] = set(board.towns) - new_cities
-        self.owner: dict[Piece, int | None] = {}
-        self.end_index: dict[tuple[Hex, int], Piece] = {}
-        self.by_hex: dict[Hex, list[Piece]] = {}
+        owners: dict[Piece, int | None] = {}
+        ends: dict[tuple[Hex, int], Piece] = {}
+        by_hex: dict[Hex, list[Piece]] = {}
         for k, tracks in state["track"].items():
             h = parse_key(k)
+            here = by_hex.setdefault(h, [])
             for a, b, owner in tracks:
-                self._add((h, a, b), owner)
+                p = (h, a, b)
+                owners[p] = owner
+                ends[(h, a)] = ends[(h, b)] = p
+                here.append(p)
         for k, exits in state["towns"].items():
             h = parse_key(k)
+            here = by_hex.setdefault(h, [])
             for e, owner in exits:
-                self._add((h, e, CENTRE), owner)
+                p = (h, e, CENTRE)
+                owners[p] = owner
+                ends[(h, e)] = p
+                here.append(p)
+        self.owner = owners
+        self.end_index = ends
+        self.by_hex = by_hex
         self._routes: list[Route] | None = None
         self._owners: set[int | None] | None = None
 
@@ -125,20 +136,22 @@ class Network:
 
     def facing(self, h: Hex, edge: int) -> Piece | None:
         """The piece on the far side of h's edge that ends at that edge, if any."""
-        return self.end_index.get((neighbour(h, edge), opposite(edge)))
+        return self.end_index.get((around(h)[edge], opposite(edge)))
 
     def is_stop(self, h: Hex) -> bool:
         return h in self.cities or h in self.towns
 
-    def walk(self, h: Hex, edge: int, seen: set[Piece]) -> tuple[list[Piece], End]:
-        """Follows track leaving hex h through `edge` until it reaches a stop or stops."""
+    def walk(self, h: Hex, edge: int, seen: set[Piece],
+             swap: tuple[Hex, dict[int, Piece]] | None = None) -> tuple[list[Piece], End]:
+        """Follows track leaving hex h through `edge` until it reaches a stop or stops.
+        `swap` (a hex, and its pieces by edge) walks as if that hex held those pieces instead."""
         pieces: list[Piece] = []
         while True:
-            n = neighbour(h, edge)
-            entry = opposite(edge)
+            n = around(h)[edge]
+            entry = (edge + 3) % 6
             if n in self.cities:
                 return pieces, End("stop", n, entry)
-            p = self.end_index.get((n, entry))
+            p = swap[1].get(entry) if swap is not None and n == swap[0] else self.end_index.get((n, entry))
             if n in self.towns:
                 if p is not None:
                     pieces.append(p)
@@ -164,6 +177,35 @@ class Network:
         right, end_b = self.walk(h, b, seen)
         left.reverse()
         return Route([*left, piece, *right], (end_a, end_b), self.owner[piece])
+
+    def closes_loop(self, h: Hex, pieces: list[Piece], through: list[Piece]) -> bool:
+        """Whether, with `pieces` on hex h instead of what it holds, a route through any of
+        `through` (pieces among them) runs in a cycle or from a stop back to the same stop.
+        Walks without editing the network."""
+        local: dict[int, Piece] = {}
+        for p in pieces:
+            local[p[1]] = p
+            if p[2] != CENTRE:
+                local[p[2]] = p
+        swap = (h, local)
+        for piece in through:
+            seen = {piece}
+            _, a, b = piece
+            if b == CENTRE:
+                ends = (End("stop", h, a), self.walk(h, a, seen, swap)[1])
+            else:
+                ends = (self.walk(h, a, seen, swap)[1], self.walk(h, b, seen, swap)[1])
+            if ends[0].kind == "cycle" or ends[1].kind == "cycle" or (
+                    ends[0].kind == ends[1].kind == "stop" and ends[0].hex == ends[1].hex):
+                return True
+        return False
+
+    def set_owner(self, pieces: list[Piece], owner: int | None) -> None:
+        """Gives these pieces one owner (the state is written by set_route_owner)."""
+        for p in pieces:
+            self.owner[p] = owner
+        self._routes = None
+        self._owners = None
 
     def routes(self) -> list[Route]:
         if self._routes is None:

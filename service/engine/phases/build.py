@@ -2,22 +2,80 @@
 expiry of incomplete track that its owner did not extend.
 
 A `build` move names what the hex holds afterwards; `plan_build` works out whether that is a new
-tile, an upgrade or a redirect, checks every rule and prices it. `legal` enumerates candidate
-shapes on the hexes where track could connect and keeps those `plan_build` accepts.
+tile, an upgrade or a redirect, checks every rule and prices it. What a shape does on a hex,
+judged from the hex's surroundings alone, is `build_shapes.py`; what depends on the rest of the
+state (supply, loops, cost, cash) is `price`. `legal` lists, on the hexes where track could
+connect, the shapes both accept.
+
+Every write to the track during a build goes through a `BuildContext`, which keeps the track
+network it was built with current, so no step reads a stale network or rebuilds it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
-from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
+from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
 from service.engine.phases import build_shapes as S
 from service.engine.phases.build_shapes import Status
 from service.engine.phases.common import expect_type, hex_field
+
+Geometry = S.TrackGeometry | S.TownGeometry
+
+
+# -- the context of a build --------------------------------------------------------------------
+
+@dataclass
+class Site:
+    """One hex as a build finds it: what lies across each edge, what it holds (with owners)."""
+
+    hex: Hex
+    status: Status
+    old: dict[Piece, int | None]
+    old_tile: str | None
+
+
+@dataclass
+class BuildContext:
+    """A build decision: the state, its rules, the track network and the seat deciding. The
+    network is built once; every write to the track goes through here and updates it too."""
+
+    state: dict
+    rules: object
+    seat: int
+    net: Network = field(default=None)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        if self.net is None:
+            self.net = self.rules.network(self.state)
+
+    def site(self, h: Hex) -> Site:
+        return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h),
+                    {p: self.net.owner[p] for p in self.net.pieces_on(h)},
+                    self.state["tiles"].get(key(h)))
+
+    def write_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> None:
+        write_hex(self.state, h, pieces)
+        self.net.replace_hex(h, pieces)
+
+    def set_route_owner(self, route: Route, owner: int | None) -> None:
+        set_route_owner(self.state, route, owner)
+        self.net.set_owner(route.pieces, owner)
+
+    def urbanize(self, h: Hex, letter: str) -> None:
+        """The town on h becomes a new city: its town track goes, and it is a city from now on."""
+        k = key(h)
+        self.state["towns"].pop(k, None)
+        self.state["new_cities"][k] = letter
+        self.net.replace_hex(h, {p: o for p, o in self.net.owner.items()
+                                 if p[0] == h and p[2] != CENTRE})
+        self.net.towns.discard(h)
+        self.net.cities.add(h)
+
 
 # -- turn structure ------------------------------------------------------------------------
 
@@ -27,8 +85,9 @@ def start(state: dict, rules, events: list) -> None:
     begin_turn(state, rules, events)
 
 
-def begin_turn(state: dict, rules, events: list) -> None:
+def begin_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
     """Opens the build turn of the first seat in the queue, skipping seats with nothing to do."""
+    net = rules.network(state) if net is None else net
     while state["queue"]:
         seat = state["queue"][0]
         tiles = rules.tiles_allowed(state, seat)
@@ -40,26 +99,27 @@ def begin_turn(state: dict, rules, events: list) -> None:
             "extended": [],
             "redirected": {},
             "map_moves": [],  # types of the map's own build moves made this turn
-            "incomplete_at_start": incomplete_routes(state, rules, seat),
+            "incomplete_at_start": incomplete_routes(state, rules, seat, net),
         }
         if tiles > 0 or rules.may_urbanize(state, seat):
             return
-        close_turn(state, rules, events)
+        close_turn(state, rules, events, net)
     state["build"] = None
 
 
-def end_turn(state: dict, rules, events: list) -> None:
-    close_turn(state, rules, events)
-    begin_turn(state, rules, events)
+def end_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
+    net = rules.network(state) if net is None else net
+    close_turn(state, rules, events, net)
+    begin_turn(state, rules, events, net)
 
 
-def close_turn(state: dict, rules, events: list) -> None:
-    expire_unextended(state, rules, events)
+def close_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
+    expire_unextended(BuildContext(state, rules, state["build"]["seat"], net), events)
     state["queue"].pop(0)
 
 
-def incomplete_routes(state: dict, rules, seat: int) -> list[list]:
-    net = rules.network(state)
+def incomplete_routes(state: dict, rules, seat: int, net: Network | None = None) -> list[list]:
+    net = rules.network(state) if net is None else net
     return [
         [[key(p[0]), p[1], p[2]] for p in r.pieces]
         for r in net.routes()
@@ -67,20 +127,35 @@ def incomplete_routes(state: dict, rules, seat: int) -> list[list]:
     ]
 
 
-def expire_unextended(state: dict, rules, events: list) -> None:
+# A redirect is stored in the build sub-state as {"q,r|a|b": ["q,r", a, b]} (old piece -> new
+# piece). The form is kept as it is because saved states and replays hold it byte for byte;
+# these two functions are the only places that read or write it.
+
+def store_redirect(build: dict, old: Piece, new: Piece) -> None:
+    build["redirected"][f"{key(old[0])}|{old[1]}|{old[2]}"] = [key(new[0]), new[1], new[2]]
+
+
+def redirects(build: dict) -> dict[Piece, Piece]:
+    """The redirects of this build turn, as pieces: old piece -> the piece it became."""
+    out = {}
+    for k, (nk, na, nb) in build["redirected"].items():
+        hk, a, b = k.split("|")
+        out[(parse_key(hk), int(a), int(b))] = (parse_key(nk), na, nb)
+    return out
+
+
+def expire_unextended(ctx: BuildContext, events: list) -> None:
     """Incomplete track owned at the start of this turn and not extended during it goes unowned."""
-    build = state["build"]
-    seat = build["seat"]
-    net = rules.network(state)
+    build = ctx.state["build"]
+    seat, net = build["seat"], ctx.net
     extended = {(parse_key(k), a, b) for k, a, b in build["extended"]}
-    redirected = {tuple(k.split("|")): v for k, v in build["redirected"].items()}
+    redirected = redirects(build)
     for pieces in build["incomplete_at_start"]:
         alive = []
         for k, a, b in pieces:
-            p = (parse_key(k), a, b)
+            p: Piece | None = (parse_key(k), a, b)
             if p not in net.owner:
-                moved = redirected.get((k, str(a), str(b)))
-                p = (parse_key(moved[0]), moved[1], moved[2]) if moved else None
+                p = redirected.get(p)
             if p is not None and p in net.owner:
                 alive.append(p)
         if not alive:
@@ -88,8 +163,7 @@ def expire_unextended(state: dict, rules, events: list) -> None:
         route = net.route_through(alive[0])
         if route.complete or route.owner != seat or any(p in extended for p in route.pieces):
             continue
-        set_route_owner(state, route, None)
-        net = rules.network(state)
+        ctx.set_route_owner(route, None)
         events.append({"type": "track_unowned", "seat": seat,
                        "hexes": [as_dict(h) for h in route.hexes()]})
 
@@ -123,28 +197,28 @@ def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) 
     return edge_statuses(state, rules, net, seat, h)[edge]
 
 
-def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex) -> tuple[str, ...]:
+def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned or opponent."""
-    board = rules.map
-    terrain = board.terrain
-    impassable = _impassable(board)
+    terrain = rules.map.terrain
+    impassable = _impassable(rules.map)
+    cities, ends, owners = net.cities, net.end_index, net.owner
     out = []
     for edge, n in enumerate(around(h)):
         if n not in terrain:
             out.append("off")
         elif rules.edge_closed(state, seat, h, edge):
             out.append("closed")
-        elif n in net.cities:
+        elif n in cities:
             out.append("city")
         elif n in impassable:
             out.append("closed")
         else:
-            p = net.end_index.get((n, (edge + 3) % 6))
+            p = ends.get((n, (edge + 3) % 6))
             if p is None:
                 out.append("free")
             else:
-                owner = net.owner[p]
+                owner = owners[p]
                 out.append("own" if owner == seat else "unowned" if owner is None else "opponent")
     return tuple(out)
 
@@ -205,7 +279,7 @@ def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
 def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
     if h in net.cities:
         return False
-    if h not in net.towns and rules.map.terrain_costs.get(rules.map.terrain[h]) is None:
+    if h in _impassable(rules.map):
         return False
     return not rules.hex_closed(state, h)
 
@@ -213,9 +287,9 @@ def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
 def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
                tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
     """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
+    ctx = BuildContext(state, rules, seat, net)
     check_hex(state, rules, net, seat, h)
-    return plan_shape(state, rules, net, seat, h, tracks, exits,
-                      edge_statuses(state, rules, net, seat, h))
+    return plan_shape(ctx, ctx.site(h), tracks, exits)
 
 
 def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
@@ -225,36 +299,33 @@ def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
         raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
 
 
-def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
-               exits: frozenset | None, status: Status) -> BuildPlan:
-    """The rules about what is built on a hex that check_hex accepted; `status` is its
-    edge_statuses."""
-    is_town = h in net.towns
+def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
+               exits: frozenset | None) -> BuildPlan:
+    """The rules about what is built on a hex that check_hex accepted."""
+    h, old, seat = site.hex, site.old, ctx.seat
+    is_town = h in ctx.net.towns
     if is_town != (exits is not None):
         raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
-    old = {p: net.owner[p] for p in net.pieces_on(h)}
-    old_tile = state["tiles"].get(key(h))
-    owns = net.owns_track(seat)
-    if is_town:
+    owns = ctx.net.owns_track(seat)
+    if exits is not None:
         mine = any(o == seat for o in old.values())
-        geo: Geometry = S.town_geometry(exits, frozenset(p[1] for p in old), mine, status, owns)
+        geo: Geometry = S.town_geometry(exits, frozenset(p[1] for p in old), mine, site.status,
+                                        owns)
     else:
+        assert tracks is not None
         geo = S.track_geometry(tracks, frozenset((p[1], p[2]) for p in old),
-                               _turnable(old, seat), status, owns)
-    cost, tile, disk_delta = price(state, rules, net, seat, h, geo, old, old_tile)
+                               _turnable(old, seat), site.status, owns)
+    cost, tile, disk_delta = price(ctx, site, geo)
     pieces = hex_pieces(h, geo, old, seat)
     if isinstance(geo, S.TownGeometry):
         return BuildPlan(h, True, pieces, [(h, e, CENTRE) for e in geo.fresh], None, tile,
-                         old_tile, disk_delta, cost)
+                         site.old_tile, disk_delta, cost)
     if geo.redirect_from is not None:
         a, b = geo.redirect_from
         redirect = ((h, a, b), (h, *geo.fresh[0]))
-        return BuildPlan(h, False, pieces, [], redirect, tile, old_tile, 0, cost)
-    return BuildPlan(h, False, pieces, [(h, a, b) for a, b in geo.fresh], None, tile, old_tile, 0,
-                     cost)
-
-
-Geometry = S.TrackGeometry | S.TownGeometry
+        return BuildPlan(h, False, pieces, [], redirect, tile, site.old_tile, 0, cost)
+    return BuildPlan(h, False, pieces, [(h, a, b) for a, b in geo.fresh], None, tile,
+                     site.old_tile, 0, cost)
 
 
 def _turnable(old: dict[Piece, int | None], seat: int) -> frozenset[T.Track]:
@@ -277,16 +348,17 @@ def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
     return pieces
 
 
-def price(state: dict, rules, net: Network, seat: int, h: Hex, geo: Geometry,
-          old: dict[Piece, int | None], old_tile: str | None) -> tuple[int, str, int]:
+def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
     the cash to pay it. Returns (cost, tile, town disks taken)."""
+    state, rules, h, old_tile = ctx.state, ctx.rules, site.hex, site.old_tile
     supply = state["supply"]
     if isinstance(geo, S.TownGeometry):
         shape = geo.shape
         tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
                     shape.tiles[0])
-        old_disk = 1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in old)].uses_disk else 0
+        old_disk = (1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in site.old)].uses_disk
+                    else 0)
         disk_delta = int(shape.uses_disk) - old_disk
         cost = geo.base_cost
     else:
@@ -306,9 +378,9 @@ def price(state: dict, rules, net: Network, seat: int, h: Hex, geo: Geometry,
     if disk_delta > 0 and supply[T.DISK] <= 0:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
     if geo.joined:
-        _check_loops(net, h, geo, hex_pieces(h, geo, old, seat))
-    cost += rules.extra_cost_per_tile(state, seat)
-    cash = state["players"][seat]["cash"]
+        _check_loops(ctx.net, h, geo, hex_pieces(h, geo, site.old, ctx.seat))
+    cost += rules.extra_cost_per_tile(state, ctx.seat)
+    cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
                           need=cost, have=cash)
@@ -316,16 +388,11 @@ def price(state: dict, rules, net: Network, seat: int, h: Hex, geo: Geometry,
 
 
 def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None]) -> None:
-    """A new track closes a loop only if both its ends join something; only then trace."""
-    old = net.replace_hex(h, pieces)
-    try:
-        for j in geo.joined:
-            route = net.route_through((h, j, CENTRE) if isinstance(j, int) else (h, *j))
-            if any(end.kind == "cycle" for end in route.ends) or (
-                    route.complete and route.ends[0].hex == route.ends[1].hex):
-                raise IllegalMove("LOOP")
-    finally:
-        net.replace_hex(h, old)
+    """A new track closes a loop only if both its ends join something (geo.joined); only those
+    are traced, on the network as it would be, without editing it."""
+    through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
+    if net.closes_loop(h, list(pieces), through):
+        raise IllegalMove("LOOP")
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -346,8 +413,8 @@ def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> t
     return h, letter
 
 
-def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: list) -> None:
-    net = rules.network(state)
+def apply_urbanize(ctx: BuildContext, h: Hex, letter: str, events: list) -> None:
+    state, net, seat = ctx.state, ctx.net, ctx.seat
     waiting = [r for r in net.routes()
                if not r.complete and r.owner is None
                and any(e.kind == "open" and neighbour(e.hex, e.edge) == h for e in r.ends)]
@@ -358,20 +425,18 @@ def apply_urbanize(state: dict, rules, seat: int, h: Hex, letter: str, events: l
         state["supply"][old_tile] += 1
         if T.TOWN_SHAPES[exits].uses_disk:
             state["supply"][T.DISK] += 1
-    state["towns"].pop(k, None)
-    state["new_cities"][k] = letter
+    ctx.urbanize(h, letter)
     state["cubes"].setdefault(k, [])
     state["build"]["urbanized"] = True
-    colour = rules.map.new_city_tiles[letter].color
+    colour = ctx.rules.map.new_city_tiles[letter].color
     events.append({"type": "city_urbanized", "seat": seat, "hex": as_dict(h), "new_city": letter,
                    "color": colour})
-    net = rules.network(state)
     for r in waiting:
         live = [p for p in r.pieces if p in net.owner]
         if live:
             now = net.route_through(live[0])
             if now.complete:
-                set_route_owner(state, now, seat)
+                ctx.set_route_owner(now, seat)
                 events.append({"type": "track_claimed", "seat": seat,
                                "hexes": [as_dict(x) for x in now.hexes()]})
 
@@ -382,20 +447,21 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
     """Every hex where a build could connect: next to a city, on track, or next to track."""
     found: set[Hex] = set()
     for c in net.cities:
-        for _, n in rules.map.neighbours(c):
-            found.add(n)
+        found.update(around(c))
     for p in net.owner:
         found.add(p[0])
         for e in (p[1], p[2]):
             if e != CENTRE:
-                found.add(neighbour(p[0], e))
+                found.add(around(p[0])[e])
     built = set(state["build"]["built"])
-    return sorted(h for h in found if rules.map.on_map(h) and key(h) not in built
+    terrain = rules.map.terrain
+    return sorted(h for h in found if h in terrain and key(h) not in built
                   and hex_buildable(state, rules, net, h))
 
 
 def legal(state: dict, rules, seat: int) -> list[dict]:
-    net = rules.network(state)
+    ctx = BuildContext(state, rules, seat)
+    net = ctx.net
     build = state["build"]
     moves: list[dict] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
@@ -406,30 +472,28 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
         owns = net.owns_track(seat)
-        tiles = state["tiles"]
         for h in candidate_hexes(state, rules, net):
             try:
                 check_hex(state, rules, net, seat, h)
             except IllegalMove:
                 continue
-            status = edge_statuses(state, rules, net, seat, h)
-            old = {p: net.owner[p] for p in net.pieces_on(h)}
-            old_tile = tiles.get(key(h))
+            site = ctx.site(h)
+            old = site.old
             if h in net.towns:
                 mine = any(o == seat for o in old.values())
-                for _, geo in S.town_options(frozenset(p[1] for p in old), mine, status, owns):
+                for _, geo in S.town_options(frozenset(p[1] for p in old), mine, site.status, owns):
                     try:
-                        cost = price(state, rules, net, seat, h, geo, old, old_tile)[0]
+                        cost = price(ctx, site, geo)[0]
                     except IllegalMove:
                         continue
                     moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
                                   "town_exits": list(geo.exits), "cost": cost})
             else:
                 options = S.track_options(frozenset((p[1], p[2]) for p in old),
-                                          _turnable(old, seat), status, owns)
+                                          _turnable(old, seat), site.status, owns)
                 for _, geo in options:
                     try:
-                        cost = price(state, rules, net, seat, h, geo, old, old_tile)[0]
+                        cost = price(ctx, site, geo)[0]
                     except IllegalMove:
                         continue
                     moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
@@ -443,26 +507,27 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
 
 def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
     kind = expect_type(move, "build", "urbanize", "end_build", *rules.extra_build_move_types())
+    ctx = BuildContext(state, rules, seat)
     if kind == "end_build":
         events.append({"type": "build_ended", "seat": seat})
-        end_turn(state, rules, events)
+        end_turn(state, rules, events, ctx.net)
         return
-    net = rules.network(state)
     if kind == "urbanize":
-        h, letter = check_urbanize(state, rules, seat, move, net)
-        apply_urbanize(state, rules, seat, h, letter, events)
+        h, letter = check_urbanize(state, rules, seat, move, ctx.net)
+        apply_urbanize(ctx, h, letter, events)
     elif kind == "build":
         h, tracks, exits = parse_build(move)
-        plan = plan_build(state, rules, net, seat, h, tracks, exits)
-        commit_build(state, rules, seat, plan, events)
+        plan = plan_build(state, rules, ctx.net, seat, h, tracks, exits)
+        commit_build(ctx, plan, events)
     else:
         rules.apply_extra_build_move(state, seat, move, events)
         state["build"]["map_moves"].append(kind)
     if state["build"]["tiles_left"] <= 0:
-        end_turn(state, rules, events)
+        end_turn(state, rules, events, ctx.net)
 
 
-def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
+def commit_build(ctx: BuildContext, plan: BuildPlan, events: list) -> None:
+    state, seat = ctx.state, ctx.seat
     k = key(plan.hex)
     supply = state["supply"]
     if plan.old_tile:
@@ -470,13 +535,12 @@ def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -
     supply[plan.tile] -= 1
     supply[T.DISK] -= plan.disk_delta
     state["tiles"][k] = plan.tile
-    write_hex(state, plan.hex, plan.pieces)
+    ctx.write_hex(plan.hex, plan.pieces)
     build = state["build"]
     build["tiles_left"] -= 1
     build["built"].append(k)
     if plan.redirect:
-        (oh, oa, ob), (nh, na, nb) = plan.redirect
-        build["redirected"][f"{key(oh)}|{oa}|{ob}"] = [key(nh), na, nb]
+        store_redirect(build, *plan.redirect)
     build["extended"].extend([key(p[0]), p[1], p[2]] for p in plan.added)
     state["players"][seat]["cash"] -= plan.cost
     move = plan.as_move()
@@ -485,17 +549,16 @@ def commit_build(state: dict, rules, seat: int, plan: BuildPlan, events: list) -
              "kind": "redirect" if plan.redirect else ("upgrade" if plan.old_tile else "new")}
     event.update({f: move[f] for f in ("tracks", "town_exits") if f in move})
     events.append(event)
-    claim_joined_routes(state, rules, seat, plan, events)
+    claim_joined_routes(ctx, plan, events)
 
 
-def claim_joined_routes(state: dict, rules, seat: int, plan: BuildPlan, events: list) -> None:
+def claim_joined_routes(ctx: BuildContext, plan: BuildPlan, events: list) -> None:
     """Unowned track that the new track joins becomes the builder's, all of its route."""
-    net = rules.network(state)
+    net = ctx.net
     fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
     for p in fresh:
         route = net.route_through(p)
         if any(net.owner[q] is None for q in route.pieces):
-            set_route_owner(state, route, seat)
-            net = rules.network(state)
-            events.append({"type": "track_claimed", "seat": seat,
+            ctx.set_route_owner(route, ctx.seat)
+            events.append({"type": "track_claimed", "seat": ctx.seat,
                            "hexes": [as_dict(h) for h in route.hexes()]})
