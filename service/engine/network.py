@@ -178,10 +178,12 @@ class Network:
         left.reverse()
         return Route([*left, piece, *right], (end_a, end_b), self.owner[piece])
 
-    def closes_loop(self, h: Hex, pieces: list[Piece], through: list[Piece]) -> bool:
+    def closes_loop(self, h: Hex, pieces: list[Piece], through: list[Piece],
+                    memo: dict | None = None) -> bool:
         """Whether, with `pieces` on hex h instead of what it holds, a route through any of
         `through` (pieces among them) runs in a cycle or from a stop back to the same stop.
-        Walks without editing the network."""
+        Walks without editing the network. `memo` (one per unchanged network) keeps where the
+        track beyond each hex edge leads, for the walks that never come back to h."""
         local: dict[int, Piece] = {}
         for p in pieces:
             local[p[1]] = p
@@ -192,13 +194,28 @@ class Network:
             seen = {piece}
             _, a, b = piece
             if b == CENTRE:
-                ends = (End("stop", h, a), self.walk(h, a, seen, swap)[1])
+                first, second = End("stop", h, a), self._end_beyond(h, a, seen, swap, memo)
             else:
-                ends = (self.walk(h, a, seen, swap)[1], self.walk(h, b, seen, swap)[1])
-            if ends[0].kind == "cycle" or ends[1].kind == "cycle" or (
-                    ends[0].kind == ends[1].kind == "stop" and ends[0].hex == ends[1].hex):
+                first = self._end_beyond(h, a, seen, swap, memo)
+                second = self._end_beyond(h, b, seen, swap, memo)
+            if first.kind == "cycle" or second.kind == "cycle" or (
+                    first.kind == second.kind == "stop" and first.hex == second.hex):
                 return True
         return False
+
+    def _end_beyond(self, h: Hex, edge: int, seen: set[Piece], swap: tuple[Hex, dict[int, Piece]],
+                    memo: dict | None) -> End:
+        if memo is None:
+            return self.walk(h, edge, seen, swap)[1]
+        entry = (around(h)[edge], (edge + 3) % 6)
+        known = memo.get(entry)
+        if known is None:
+            pieces, end = self.walk(h, edge, set())
+            last = around(end.hex)[end.edge] if end.kind == "open" else end.hex
+            known = memo[entry] = (end, {p[0] for p in pieces} | {last})
+        if h in known[1]:  # the track beyond comes back to h, which the build changes
+            return self.walk(h, edge, seen, swap)[1]
+        return known[0]
 
     def set_owner(self, pieces: list[Piece], owner: int | None) -> None:
         """Gives these pieces one owner (the state is written by set_route_owner)."""

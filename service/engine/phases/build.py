@@ -37,6 +37,9 @@ class Site:
     status: Status
     old: dict[Piece, int | None]
     old_tile: str | None
+    # What each kind of track tile costs here (redirect?, upgrade?, kind), worked out once per
+    # decision: every shape of one kind costs the same on one hex.
+    costs: dict[tuple[bool, bool, str], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -48,10 +51,19 @@ class BuildContext:
     rules: object
     seat: int
     net: Network = field(default=None)  # type: ignore[assignment]
+    _extra: int | None = field(default=None, init=False, repr=False)
+    # Where the track beyond each hex edge leads, while the track is unchanged (loop checks).
+    walks: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.net is None:
             self.net = self.rules.network(self.state)
+
+    def extra_cost_per_tile(self) -> int:
+        """The map's surcharge on every tile for this seat now (asked once per decision)."""
+        if self._extra is None:
+            self._extra = self.rules.extra_cost_per_tile(self.state, self.seat)
+        return self._extra
 
     def site(self, h: Hex) -> Site:
         return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h),
@@ -61,6 +73,7 @@ class BuildContext:
     def write_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> None:
         write_hex(self.state, h, pieces)
         self.net.replace_hex(h, pieces)
+        self.walks.clear()
 
     def set_route_owner(self, route: Route, owner: int | None) -> None:
         set_route_owner(self.state, route, owner)
@@ -75,6 +88,7 @@ class BuildContext:
                                  if p[0] == h and p[2] != CENTRE})
         self.net.towns.discard(h)
         self.net.cities.add(h)
+        self.walks.clear()
 
 
 # -- turn structure ------------------------------------------------------------------------
@@ -351,7 +365,7 @@ def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
 def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
     the cash to pay it. Returns (cost, tile, town disks taken)."""
-    state, rules, h, old_tile = ctx.state, ctx.rules, site.hex, site.old_tile
+    state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
     if isinstance(geo, S.TownGeometry):
         shape = geo.shape
@@ -363,23 +377,18 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        b = R.BUILD_COSTS
-        if geo.redirect_from is not None:
-            cost = rules.replace_cost(state, h, b["redirect"])
-        elif geo.upgrade:
-            base = (b["upgrade_to_crossing_from_simple"]
-                    if geo.kind == "crossing" and T.TILE_KIND[old_tile] == "simple"
-                    else b["upgrade_other"])
-            cost = rules.replace_cost(state, h, base)
-        else:
-            cost = rules.new_tile_cost(state, h, geo.kind)
+        pricing = (geo.redirect_from is not None, geo.upgrade, geo.kind)
+        cost = site.costs.get(pricing)
+        if cost is None:
+            cost = site.costs[pricing] = _track_cost(ctx, site, geo)
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
     if geo.joined:
-        _check_loops(ctx.net, h, geo, hex_pieces(h, geo, site.old, ctx.seat))
-    cost += rules.extra_cost_per_tile(state, ctx.seat)
+        _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
+                     ctx.walks)
+    cost += ctx.extra_cost_per_tile()
     cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
@@ -387,11 +396,26 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     return cost, tile, disk_delta
 
 
-def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None]) -> None:
+def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
+    """What a track tile costs on this hex: a redirect, an upgrade or a new tile."""
+    state, rules, h = ctx.state, ctx.rules, site.hex
+    b = R.BUILD_COSTS
+    if geo.redirect_from is not None:
+        return rules.replace_cost(state, h, b["redirect"])
+    if geo.upgrade:
+        base = (b["upgrade_to_crossing_from_simple"]
+                if geo.kind == "crossing" and T.TILE_KIND[site.old_tile] == "simple"
+                else b["upgrade_other"])
+        return rules.replace_cost(state, h, base)
+    return rules.new_tile_cost(state, h, geo.kind)
+
+
+def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None],
+                 memo: dict | None) -> None:
     """A new track closes a loop only if both its ends join something (geo.joined); only those
     are traced, on the network as it would be, without editing it."""
     through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
-    if net.closes_loop(h, list(pieces), through):
+    if net.closes_loop(h, list(pieces), through, memo):
         raise IllegalMove("LOOP")
 
 
