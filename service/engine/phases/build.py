@@ -58,6 +58,7 @@ class BuildContext:
     def __post_init__(self) -> None:
         if self.net is None:
             self.net = self.rules.network(self.state)
+        self._impassable = _impassable(self.rules.map)
 
     def extra_cost_per_tile(self) -> int:
         """The map's surcharge on every tile for this seat now (asked once per decision)."""
@@ -66,7 +67,8 @@ class BuildContext:
         return self._extra
 
     def site(self, h: Hex) -> Site:
-        return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h),
+        return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h,
+                                     self._impassable),
                     {p: self.net.owner[p] for p in self.net.pieces_on(h)},
                     self.state["tiles"].get(key(h)))
 
@@ -211,11 +213,12 @@ def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) 
     return edge_statuses(state, rules, net, seat, h)[edge]
 
 
-def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex) -> Status:
+def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex,
+                  impassable: frozenset[Hex] | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned or opponent."""
     terrain = rules.map.terrain
-    impassable = _impassable(rules.map)
+    impassable = _impassable(rules.map) if impassable is None else impassable
     cities, ends, owners = net.cities, net.end_index, net.owner
     out = []
     for edge, n in enumerate(around(h)):
@@ -291,6 +294,7 @@ def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
 
 
 def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
+    # candidate_hexes applies these same three rules inline.
     if h in net.cities:
         return False
     if h in _impassable(rules.map):
@@ -367,7 +371,7 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     the cash to pay it. Returns (cost, tile, town disks taken)."""
     state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
-    if isinstance(geo, S.TownGeometry):
+    if geo.town:
         shape = geo.shape
         tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
                     shape.tiles[0])
@@ -377,10 +381,9 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        pricing = (geo.redirect_from is not None, geo.upgrade, geo.kind)
-        cost = site.costs.get(pricing)
+        cost = site.costs.get(geo.pricing)
         if cost is None:
-            cost = site.costs[pricing] = _track_cost(ctx, site, geo)
+            cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
@@ -468,7 +471,8 @@ def apply_urbanize(ctx: BuildContext, h: Hex, letter: str, events: list) -> None
 # -- enumeration ------------------------------------------------------------------------------
 
 def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
-    """Every hex where a build could connect: next to a city, on track, or next to track."""
+    """Every hex where a build could connect (next to a city, on track, or next to track) and
+    that check_hex accepts, but for the tiles left."""
     found: set[Hex] = set()
     for c in net.cities:
         found.update(around(c))
@@ -478,9 +482,9 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
             if e != CENTRE:
                 found.add(around(p[0])[e])
     built = set(state["build"]["built"])
-    terrain = rules.map.terrain
+    terrain, impassable, cities = rules.map.terrain, _impassable(rules.map), net.cities
     return sorted(h for h in found if h in terrain and key(h) not in built
-                  and hex_buildable(state, rules, net, h))
+                  and h not in cities and h not in impassable and not rules.hex_closed(state, h))
 
 
 def legal(state: dict, rules, seat: int) -> list[dict]:
@@ -496,11 +500,8 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
         owns = net.owns_track(seat)
+        # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see above).
         for h in candidate_hexes(state, rules, net):
-            try:
-                check_hex(state, rules, net, seat, h)
-            except IllegalMove:
-                continue
             site = ctx.site(h)
             old = site.old
             if h in net.towns:

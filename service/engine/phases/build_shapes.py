@@ -16,6 +16,7 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import ClassVar
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -40,6 +41,11 @@ class TrackGeometry:
     upgrade: bool  # the hex held track before (and this is no redirect)
     joined: tuple[Track, ...]  # fresh tracks with both ends joined: only these may close a loop
     pairs: tuple[tuple[int, int], ...]  # every track of the hex afterwards, sorted (the move's form)
+    pricing: tuple[bool, bool, str] = (False, False, "")  # (redirect?, upgrade?, kind): one price
+    town: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pricing", (self.redirect_from is not None, self.upgrade, self.kind))
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,7 @@ class TownGeometry:
     joined: tuple[int, ...]
     base_cost: int
     exits: tuple[int, ...]  # every exit afterwards, sorted (the move's form)
+    town: ClassVar[bool] = True
 
 
 def _check_edges(status: Status, edges) -> None:
