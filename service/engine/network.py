@@ -146,13 +146,14 @@ class Network:
         """Follows track leaving hex h through `edge` until it reaches a stop or stops.
         `swap` (a hex, and its pieces by edge) walks as if that hex held those pieces instead."""
         pieces: list[Piece] = []
+        cities, towns, ends = self.cities, self.towns, self.end_index
         while True:
             n = around(h)[edge]
             entry = (edge + 3) % 6
-            if n in self.cities:
+            if n in cities:
                 return pieces, End("stop", n, entry)
-            p = swap[1].get(entry) if swap is not None and n == swap[0] else self.end_index.get((n, entry))
-            if n in self.towns:
+            p = swap[1].get(entry) if swap is not None and n == swap[0] else ends.get((n, entry))
+            if n in towns:
                 if p is not None:
                     pieces.append(p)
                     seen.add(p)
@@ -164,7 +165,7 @@ class Network:
                 return pieces, End("cycle", n, entry)
             seen.add(p)
             pieces.append(p)
-            h, edge = n, other_edge(p, entry)
+            h, edge = n, (p[2] if p[1] == entry else p[1])
 
     def route_through(self, piece: Piece, seen: set[Piece] | None = None) -> Route:
         seen = set() if seen is None else seen
