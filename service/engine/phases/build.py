@@ -14,6 +14,7 @@ network it was built with current, so no step reads a stale network or rebuilds 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -23,6 +24,9 @@ from service.engine.network import CENTRE, Network, Piece, Route, set_route_owne
 from service.engine.phases import build_shapes as S
 from service.engine.phases.build_shapes import Status
 from service.engine.phases.common import expect_type, hex_field
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 
 Geometry = S.TrackGeometry | S.TownGeometry
 
@@ -48,7 +52,7 @@ class BuildContext:
     network is built once; every write to the track goes through here and updates it too."""
 
     state: dict
-    rules: object
+    rules: Rules
     seat: int
     net: Network = field(default=None)  # type: ignore[assignment]
     _extra: int | None = field(default=None, init=False, repr=False)
@@ -95,13 +99,13 @@ class BuildContext:
 
 # -- turn structure ------------------------------------------------------------------------
 
-def start(state: dict, rules, events: list) -> None:
+def start(state: dict, rules: Rules, events: list) -> None:
     state["phase"] = "build"
     state["queue"] = rules.build_order(state)
     begin_turn(state, rules, events)
 
 
-def begin_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
+def begin_turn(state: dict, rules: Rules, events: list, net: Network | None = None) -> None:
     """Opens the build turn of the first seat in the queue, skipping seats with nothing to do."""
     net = rules.network(state) if net is None else net
     while state["queue"]:
@@ -123,18 +127,19 @@ def begin_turn(state: dict, rules, events: list, net: Network | None = None) -> 
     state["build"] = None
 
 
-def end_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
+def end_turn(state: dict, rules: Rules, events: list, net: Network | None = None) -> None:
     net = rules.network(state) if net is None else net
     close_turn(state, rules, events, net)
     begin_turn(state, rules, events, net)
 
 
-def close_turn(state: dict, rules, events: list, net: Network | None = None) -> None:
+def close_turn(state: dict, rules: Rules, events: list, net: Network | None = None) -> None:
+    net = rules.network(state) if net is None else net
     expire_unextended(BuildContext(state, rules, state["build"]["seat"], net), events)
     state["queue"].pop(0)
 
 
-def incomplete_routes(state: dict, rules, seat: int, net: Network | None = None) -> list[list]:
+def incomplete_routes(state: dict, rules: Rules, seat: int, net: Network | None = None) -> list[list]:
     net = rules.network(state) if net is None else net
     return [
         [[key(p[0]), p[1], p[2]] for p in r.pieces]
@@ -169,9 +174,8 @@ def expire_unextended(ctx: BuildContext, events: list) -> None:
     for pieces in build["incomplete_at_start"]:
         alive = []
         for k, a, b in pieces:
-            p: Piece | None = (parse_key(k), a, b)
-            if p not in net.owner:
-                p = redirected.get(p)
+            was: Piece = (parse_key(k), a, b)
+            p = was if was in net.owner else redirected.get(was)
             if p is not None and p in net.owner:
                 alive.append(p)
         if not alive:
@@ -208,12 +212,12 @@ class BuildPlan:
         return move
 
 
-def edge_status(state: dict, rules, net: Network, seat: int, h: Hex, edge: int) -> str:
+def edge_status(state: dict, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> str:
     """What lies across one edge of h, as the builder of seat sees it."""
     return edge_statuses(state, rules, net, seat, h)[edge]
 
 
-def edge_statuses(state: dict, rules, net: Network, seat: int, h: Hex,
+def edge_statuses(state: dict, rules: Rules, net: Network, seat: int, h: Hex,
                   impassable: frozenset[Hex] | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned or opponent."""
@@ -283,7 +287,7 @@ def parse_build(move: dict) -> tuple[Hex, frozenset | None, frozenset | None]:
     return h, None, frozenset(exits)
 
 
-def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
+def check_turn(state: dict, rules: Rules, seat: int, h: Hex) -> None:
     build = state["build"]
     if build["tiles_left"] <= 0:
         raise IllegalMove("NO_TILES_LEFT")
@@ -293,7 +297,7 @@ def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
         raise IllegalMove("HEX_ALREADY_BUILT")
 
 
-def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
+def hex_buildable(state: dict, rules: Rules, net: Network, h: Hex) -> bool:
     # candidate_hexes applies these same three rules inline.
     if h in net.cities:
         return False
@@ -302,7 +306,7 @@ def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
     return not rules.hex_closed(state, h)
 
 
-def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
+def plan_build(state: dict, rules: Rules, net: Network, seat: int, h: Hex,
                tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
     """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
     ctx = BuildContext(state, rules, seat, net)
@@ -310,7 +314,7 @@ def plan_build(state: dict, rules, net: Network, seat: int, h: Hex,
     return plan_shape(ctx, ctx.site(h), tracks, exits)
 
 
-def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
+def check_hex(state: dict, rules: Rules, net: Network, seat: int, h: Hex) -> None:
     """The rules about the hex itself and the turn, whatever is built there."""
     check_turn(state, rules, seat, h)
     if not hex_buildable(state, rules, net, h):
@@ -371,7 +375,7 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     the cash to pay it. Returns (cost, tile, town disks taken)."""
     state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
-    if geo.town:
+    if isinstance(geo, S.TownGeometry):
         shape = geo.shape
         tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
                     shape.tiles[0])
@@ -381,9 +385,8 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        cost = site.costs.get(geo.pricing)
-        if cost is None:
-            cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
+        known = site.costs.get(geo.pricing)
+        cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo) if known is None else known
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
@@ -406,6 +409,7 @@ def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
     if geo.redirect_from is not None:
         return rules.replace_cost(state, h, b["redirect"])
     if geo.upgrade:
+        assert site.old_tile is not None  # track on the hex came with its tile
         base = (b["upgrade_to_crossing_from_simple"]
                 if geo.kind == "crossing" and T.TILE_KIND[site.old_tile] == "simple"
                 else b["upgrade_other"])
@@ -424,7 +428,7 @@ def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | 
 
 # -- urbanization ------------------------------------------------------------------------------
 
-def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> tuple[Hex, str]:
+def check_urbanize(state: dict, rules: Rules, seat: int, move: dict, net: Network) -> tuple[Hex, str]:
     expect_type(move, "urbanize")
     h = hex_field(move, "hex")
     letter = move.get("new_city")
@@ -470,7 +474,7 @@ def apply_urbanize(ctx: BuildContext, h: Hex, letter: str, events: list) -> None
 
 # -- enumeration ------------------------------------------------------------------------------
 
-def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
+def candidate_hexes(state: dict, rules: Rules, net: Network) -> list[Hex]:
     """Every hex where a build could connect (next to a city, on track, or next to track) and
     that check_hex accepts, but for the tiles left."""
     found: set[Hex] = set()
@@ -487,7 +491,7 @@ def candidate_hexes(state: dict, rules, net: Network) -> list[Hex]:
                   and h not in cities and h not in impassable and not rules.hex_closed(state, h))
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: dict, rules: Rules, seat: int) -> list[dict]:
     ctx = BuildContext(state, rules, seat)
     net = ctx.net
     build = state["build"]
@@ -506,13 +510,14 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
             old = site.old
             if h in net.towns:
                 mine = any(o == seat for o in old.values())
-                for _, geo in S.town_options(frozenset(p[1] for p in old), mine, site.status, owns):
+                for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
+                                              owns):
                     try:
-                        cost = price(ctx, site, geo)[0]
+                        cost = price(ctx, site, town)[0]
                     except IllegalMove:
                         continue
                     moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
-                                  "town_exits": list(geo.exits), "cost": cost})
+                                  "town_exits": list(town.exits), "cost": cost})
             else:
                 options = S.track_options(frozenset((p[1], p[2]) for p in old),
                                           _turnable(old, seat), site.status, owns)
@@ -530,7 +535,7 @@ def legal(state: dict, rules, seat: int) -> list[dict]:
 
 # -- applying ------------------------------------------------------------------------------------
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: dict, rules: Rules, seat: int, move: dict, events: list) -> None:
     kind = expect_type(move, "build", "urbanize", "end_build", *rules.extra_build_move_types())
     ctx = BuildContext(state, rules, seat)
     if kind == "end_build":

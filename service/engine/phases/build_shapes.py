@@ -16,7 +16,6 @@ from __future__ import annotations
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import ClassVar
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -42,7 +41,6 @@ class TrackGeometry:
     joined: tuple[Track, ...]  # fresh tracks with both ends joined: only these may close a loop
     pairs: tuple[tuple[int, int], ...]  # every track of the hex afterwards, sorted (the move's form)
     pricing: tuple[bool, bool, str] = (False, False, "")  # (redirect?, upgrade?, kind): one price
-    town: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pricing", (self.redirect_from is not None, self.upgrade, self.kind))
@@ -57,7 +55,6 @@ class TownGeometry:
     joined: tuple[int, ...]
     base_cost: int
     exits: tuple[int, ...]  # every exit afterwards, sorted (the move's form)
-    town: ClassVar[bool] = True
 
 
 def _check_edges(status: Status, edges) -> None:
@@ -159,7 +156,7 @@ _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
 def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int) -> list[frozenset]:
     """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
     are anchored and not barred, and every one-track redirect."""
-    out = []
+    out: list[frozenset] = []
     if not old_tracks and not anchored:
         return out
     for tracks, masks in _TRACK_MASKS:

@@ -8,27 +8,33 @@ raises its owner's income by 1.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
 from service.engine.network import Route
 from service.engine.phases.common import expect_type, hex_field
+
+if TYPE_CHECKING:
+    from service.engine.variants.base import Rules
 from service.engine.variants.base import raise_locomotive
 
 
-def start(state: dict, rules, events: list) -> None:
+def start(state: dict, rules: Rules, events: list) -> None:
     state["phase"] = "move_goods"
     state["move_goods"] = {"round": 1, "upgraded": [], "used": {}}
     _open_round(state, rules)
 
 
-def _open_round(state: dict, rules) -> None:
+def _open_round(state: dict, rules: Rules) -> None:
     used = state["move_goods"]["used"]
     state["queue"] = [s for s in rules.move_order(state)
                       if used.get(str(s), 0) < rules.move_opportunities(state, s)]
 
 
-def legal(state: dict, rules, seat: int) -> list[dict]:
+def legal(state: dict, rules: Rules, seat: int) -> list[dict]:
     moves = [{"type": "pass"}]
     try:
         check_upgrade(state, seat)
@@ -49,7 +55,7 @@ def check_upgrade(state: dict, seat: int) -> None:
 class LinkGraph:
     """Complete links by id and by the stops they join, for route search and checking."""
 
-    def __init__(self, state: dict, rules) -> None:
+    def __init__(self, state: dict, rules: Rules) -> None:
         net = rules.network(state)
         self.by_id: dict[str, Route] = {}
         self.at_stop: dict[Hex, list[tuple[Route, Hex]]] = {}
@@ -61,7 +67,7 @@ class LinkGraph:
         self.cities = net.cities
 
 
-def income_of(state: dict, rules, links: list[Route]) -> dict[str, int]:
+def income_of(state: dict, rules: Rules, links: list[Route]) -> dict[str, int]:
     income: dict[str, int] = {}
     for link in links:
         owner = rules.link_income_owner(state, link)
@@ -79,7 +85,7 @@ class Trip:
     (`passes_allowed`); a route ends only at a city that takes it, and is at most the
     locomotive level in links."""
 
-    def __init__(self, state: dict, rules, graph: LinkGraph, seat: int, start: Hex, colour: str,
+    def __init__(self, state: dict, rules: Rules, graph: LinkGraph, seat: int, start: Hex, colour: str,
                  first: list[tuple] | None) -> None:
         self.state, self.rules, self.graph = state, rules, graph
         self.start, self.colour, self.first = start, colour, first
@@ -129,7 +135,7 @@ class Trip:
         return self.rules.route_blocked(self.state, seat, self.colour, self.start, self.stops,
                                         self.links)
 
-    def every_route(self):
+    def every_route(self) -> Iterator[tuple[list[Route], list[Hex]]]:
         """Every route the rule allows from here, as (links, stops after start)."""
         if len(self.links) == self.loco:
             return
@@ -148,7 +154,7 @@ class Trip:
             self.back()
 
 
-def deliveries(state: dict, rules, seat: int) -> list[dict]:
+def deliveries(state: dict, rules: Rules, seat: int) -> list[dict]:
     graph = LinkGraph(state, rules)
     moves: list[dict] = []
     income: dict[tuple[int, ...], dict[str, int]] = {}
@@ -171,7 +177,7 @@ def deliveries(state: dict, rules, seat: int) -> list[dict]:
     return moves
 
 
-def check_delivery(state: dict, rules, seat: int,
+def check_delivery(state: dict, rules: Rules, seat: int,
                    move: dict) -> tuple[Hex, str, list[Route], list[Hex]]:
     start = hex_field(move, "from")
     colour = move.get("color")
@@ -227,7 +233,7 @@ def check_delivery(state: dict, rules, seat: int,
     return start, colour, trip.links, trip.stops
 
 
-def check(state: dict, rules, seat: int, move: dict):
+def check(state: dict, rules: Rules, seat: int, move: dict) -> tuple[str, tuple | None]:
     kind = expect_type(move, "deliver", "upgrade_locomotive", "pass")
     if kind == "upgrade_locomotive":
         check_upgrade(state, seat)
@@ -237,13 +243,14 @@ def check(state: dict, rules, seat: int, move: dict):
     return kind, None
 
 
-def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
+def apply(state: dict, rules: Rules, seat: int, move: dict, events: list) -> None:
     kind, detail = check(state, rules, seat, move)
     mg = state["move_goods"]
     if kind == "upgrade_locomotive":
         mg["upgraded"].append(seat)
         raise_locomotive(state, seat, events)
     elif kind == "deliver":
+        assert detail is not None
         start, colour, links, stops = detail
         deliver(state, rules, seat, start, colour, links, stops[-1], events)
     else:
@@ -256,7 +263,7 @@ def apply(state: dict, rules, seat: int, move: dict, events: list) -> None:
         _open_round(state, rules)
 
 
-def deliver(state: dict, rules, seat: int, start: Hex, colour: str, links: list[Route],
+def deliver(state: dict, rules: Rules, seat: int, start: Hex, colour: str, links: list[Route],
             destination: Hex, events: list) -> None:
     rules.take_cube(state, start, colour)
     income = income_of(state, rules, links)
