@@ -336,12 +336,12 @@ def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
     owns = ctx.net.owns_track(seat)
     if exits is not None:
         mine = any(o == seat for o in old.values())
-        geo: Geometry = S.town_geometry(exits, frozenset(p[1] for p in old), mine, site.status,
-                                        owns)
+        geo: Geometry = S.judge_town(exits, frozenset(p[1] for p in old), mine, site.status,
+                                     owns)
     else:
         assert tracks is not None
-        geo = S.track_geometry(tracks, frozenset((p[1], p[2]) for p in old),
-                               _turnable(old, seat), site.status, owns)
+        geo = S.judge_track(tracks, frozenset((p[1], p[2]) for p in old),
+                            _turnable(old, seat), site.status, owns)
     cost, tile, disk_delta = price(ctx, site, geo)
     pieces = hex_pieces(h, geo, old, seat)
     if isinstance(geo, S.TownGeometry):

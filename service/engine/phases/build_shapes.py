@@ -194,6 +194,52 @@ def _masks(status: Status) -> tuple[int, int]:
     return anchored, bad
 
 
+# -- one shape, judged once per distinct surrounding ---------------------------------------------
+
+@lru_cache(maxsize=1 << 15)
+def _track_outcome(tracks: frozenset[Track], old_tracks: frozenset[Track],
+                   turnable: frozenset[Track], status: Status,
+                   owns: bool) -> TrackGeometry | IllegalMove:
+    try:
+        return track_geometry(tracks, old_tracks, turnable, status, owns)
+    except IllegalMove as refusal:
+        refusal.__traceback__ = None
+        return refusal
+
+
+@lru_cache(maxsize=1 << 14)
+def _town_outcome(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
+                  owns: bool) -> TownGeometry | IllegalMove:
+    try:
+        return town_geometry(exits, old_exits, mine, status, owns)
+    except IllegalMove as refusal:
+        refusal.__traceback__ = None
+        return refusal
+
+
+def _raise_again(refusal: IllegalMove) -> IllegalMove:
+    """A fresh copy of a kept refusal, so no raise shares (or grows) another's traceback."""
+    return IllegalMove(refusal.code, refusal.detail, **refusal.extra)
+
+
+def judge_track(tracks: frozenset[Track], old_tracks: frozenset[Track],
+                turnable: frozenset[Track], status: Status, owns: bool) -> TrackGeometry:
+    """track_geometry, kept per distinct argument set (apply judges one shape per move)."""
+    out = _track_outcome(tracks, old_tracks, turnable, status, owns)
+    if isinstance(out, IllegalMove):
+        raise _raise_again(out)
+    return out
+
+
+def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
+               owns: bool) -> TownGeometry:
+    """town_geometry, kept per distinct argument set."""
+    out = _town_outcome(exits, old_exits, mine, status, owns)
+    if isinstance(out, IllegalMove):
+        raise _raise_again(out)
+    return out
+
+
 # The distinct surroundings met in play number in the thousands; the bound only guards memory.
 @lru_cache(maxsize=1 << 15)
 def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
