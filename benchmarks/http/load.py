@@ -11,11 +11,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # A request plan for one connection: called with the previous (status, body) or None, returns
-# (method, path, body, headers) or None when the connection has nothing more to send.
-Plan = Callable[[tuple[int, bytes] | None], tuple[str, str, bytes | None, dict] | None]
+# (method, path, body, headers) or None when the connection has nothing more to send. A fifth
+# element, a label, files the request's latency under that label too (Result.labelled).
+Plan = Callable[[tuple[int, bytes] | None], tuple | None]
 PlanFactory = Callable[[int], Plan]
 
 
@@ -27,6 +28,12 @@ class Result:
     p50_ms: float
     p99_ms: float
     statuses: dict[int, int]
+    labelled: dict[str, list[float]] = field(default_factory=dict)  # label -> latencies (s)
+
+    def label_p(self, label: str, p: float) -> float:
+        """The p-quantile (0-1) latency of one label's requests, in ms."""
+        values = sorted(self.labelled[label])
+        return values[min(len(values) - 1, int(p * len(values)))] * 1000
 
     @property
     def rps(self) -> float:
@@ -36,11 +43,13 @@ class Result:
 def _connection(host: str, port: int, plan: Plan, stop_at: float, out: list) -> None:
     conn = http.client.HTTPConnection(host, port, timeout=30)
     latencies, statuses, last = [], Counter(), None
+    labelled: dict[str, list[float]] = {}
     while time.perf_counter() < stop_at:
         request = plan(last)
         if request is None:
             break
-        method, path, body, headers = request
+        method, path, body, headers = request[:4]
+        label = request[4] if len(request) > 4 else None
         started = time.perf_counter()
         try:
             conn.request(method, path, body=body, headers=headers)
@@ -52,12 +61,14 @@ def _connection(host: str, port: int, plan: Plan, stop_at: float, out: list) -> 
             last = None
             continue
         latencies.append(time.perf_counter() - started)
+        if label is not None:
+            labelled.setdefault(label, []).append(latencies[-1])
         statuses[response.status] += 1
         if response.getheader("Connection", "").lower() == "close":
             conn.close()
         last = (response.status, data)
     conn.close()
-    out.append((latencies, statuses))
+    out.append((latencies, statuses, labelled))
 
 
 def _process(
@@ -100,9 +111,13 @@ def run(
         proc.join()
     latencies: list[float] = []
     statuses: Counter = Counter()
+    labelled: dict[str, list[float]] = {}
     for out in outs:
-        for lat, st in out:
+        for lat, st, lab in out:
             latencies.extend(lat)
             statuses.update(st)
+            for label, values in lab.items():
+                labelled.setdefault(label, []).extend(values)
     cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
-    return Result(name, len(latencies), seconds, cuts[49] * 1000, cuts[98] * 1000, dict(statuses))
+    return Result(name, len(latencies), seconds, cuts[49] * 1000, cuts[98] * 1000, dict(statuses),
+                  labelled)

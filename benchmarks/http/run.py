@@ -2,6 +2,11 @@
 throughput and p50/p99 and as a ratio to the floor measured in the same run (a bare endpoint
 doing the same Redis read-modify-write of a state of the same size; see bench_app.py).
 
+Then, over one connection, a client that plays whole games as a real one does: it asks each
+turn's legal moves once (cold: the first reader of that version), then posts the move. Its
+first legal-moves of a build turn is compared with a GET view, and its POST move with the
+floor, both over one connection, as ratios of p50s from the same run.
+
     .venv/bin/python benchmarks/http/run.py [--workers 5] [--connections 16] [--seconds 10]
 
 Starts its own redis-server (no persistence) and gunicorn (sync workers) on free ports.
@@ -89,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--processes", type=int, default=2, help="load-generator processes")
+    parser.add_argument("--service-tree", default=None,
+                        help="serve `service` from this directory instead (e.g. an older "
+                             "revision: git archive REV service | tar -x -C DIR)")
     args = parser.parse_args(argv)
 
     print("preparing games with the engine's random player ...", flush=True)
@@ -125,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     # The rate limits are off: the run creates ~100 games and plays them flat out from one address,
     # which is what they are there to stop.
     env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0", "AOS_RATE_LIMITS": "off"}
+    if args.service_tree:
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(args.service_tree).resolve()),
+                                             env.get("PYTHONPATH", "")])
     api_proc = None
     try:
         r = redis.Redis(port=redis_port)
@@ -217,6 +228,25 @@ def main(argv: list[str] | None = None) -> int:
             )
             return lambda last: next(requests, None)
 
+        # Games for the one-connection client: whole games, legal moves asked once per turn.
+        client_games = [(create_game(api_port, seed), scripts[seed]) for seed in seeds]
+
+        def client_plan(i: int):
+            requests = (
+                request
+                for created, script in client_games
+                for before, seat, move in script
+                for request in (
+                    ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None, {},
+                     "legal-moves, build turn" if before["phase"] == "build" else
+                     "legal-moves, other turn"),
+                    ("POST", f"/v1/games/{created['game_id']}/moves", orjson.dumps(move),
+                     {"Content-Type": "application/json",
+                      "Authorization": f"Bearer {created['seats'][seat]['token']}"}, "POST move"),
+                )
+            )
+            return lambda last: next(requests, None)
+
         results: list[Result] = []
         for name, factory in (
             ("floor (Redis RMW)", floor_plan),
@@ -240,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
                 f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}",
                 flush=True,
             )
+        one: dict[str, Result] = {}
+        for name, factory in (("floor (Redis RMW)", floor_plan), ("GET view", view_plan),
+                              ("client play", client_plan), ("floor again", floor_plan)):
+            one[name] = run(name, HOST, api_port, factory, connections=1, seconds=args.seconds,
+                            processes=1)
+            print(f"  1 connection: {name:<18} {one[name].rps:6.0f} req/s  "
+                  f"p50 {one[name].p50_ms:5.2f} ms  p99 {one[name].p99_ms:5.2f} ms  "
+                  f"statuses {one[name].statuses}", flush=True)
     finally:
         if api_proc is not None:
             api_proc.terminate()
@@ -259,6 +297,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.name:<20} {result.rps:8.0f} {result.p50_ms:8.1f} {result.p99_ms:8.1f} "
             f"{result.rps / floor:8.0%}"
         )
+    play = one["client play"]
+    floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
+    view_one = one["GET view"].p50_ms
+    print("\none connection, a client playing whole games (legal moves asked once per turn, "
+          "cold), p50 / p99 ms and p50 as a ratio:")
+    for label in ("legal-moves, build turn", "legal-moves, other turn", "POST move"):
+        if label in play.labelled:
+            p50 = play.label_p(label, .5)
+            base, base_name = (floor_one, "floor") if label == "POST move" else (view_one, "GET view")
+            print(f"  {label:<24} n={len(play.labelled[label]):5d}  {p50:6.2f} / "
+                  f"{play.label_p(label, .99):6.2f}  = {p50 / base:4.2f}x {base_name} "
+                  f"({base:.2f} ms)")
     return 0
 
 

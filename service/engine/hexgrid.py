@@ -5,6 +5,8 @@ Edges are numbered clockwise from north: 0 N, 1 NE, 2 SE, 3 S, 4 SW, 5 NW.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 Hex = tuple[int, int]
 
 DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
@@ -13,6 +15,13 @@ DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0
 def neighbour(h: Hex, edge: int) -> Hex:
     dq, dr = DIRECTIONS[edge]
     return (h[0] + dq, h[1] + dr)
+
+
+@lru_cache(maxsize=1 << 14)
+def around(h: Hex) -> tuple[Hex, ...]:
+    """The six neighbours of h, by edge (kept: every build listing asks for the same hexes)."""
+    q, r = h
+    return tuple((q + dq, r + dr) for dq, dr in DIRECTIONS)
 
 
 def opposite(edge: int) -> int:
@@ -24,7 +33,9 @@ def key(h: Hex) -> str:
     return f"{h[0]},{h[1]}"
 
 
+@lru_cache(maxsize=1 << 14)
 def parse_key(k: str) -> Hex:
+    """The hex of a state key (kept: the state names the same few hundred hexes again and again)."""
     q, r = k.split(",")
     return (int(q), int(r))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from service.engine.hexgrid import Hex, key, neighbour, opposite, parse_key
+from service.engine.hexgrid import Hex, around, key, opposite, parse_key
 from service.engine.layout import State
 from service.engine.maps import MapData
 
@@ -71,17 +71,28 @@ class Network:
         # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
         self.cities: set[Hex] = set(board.cities) | new_cities | more_stops
         self.towns: set[Hex] = set(board.towns) - new_cities
-        self.owner: dict[Piece, int | None] = {}
-        self.end_index: dict[tuple[Hex, int], Piece] = {}
-        self.by_hex: dict[Hex, list[Piece]] = {}
+        owners: dict[Piece, int | None] = {}
+        ends: dict[tuple[Hex, int], Piece] = {}
+        by_hex: dict[Hex, list[Piece]] = {}
         for k, tracks in state["track"].items():
             h = parse_key(k)
+            here = by_hex.setdefault(h, [])
             for a, b, owner in tracks:
-                self._add((h, a, b), owner)
+                p = (h, a, b)
+                owners[p] = owner
+                ends[(h, a)] = ends[(h, b)] = p
+                here.append(p)
         for k, exits in state["towns"].items():
             h = parse_key(k)
+            here = by_hex.setdefault(h, [])
             for e, owner in exits:
-                self._add((h, e, CENTRE), owner)
+                p = (h, e, CENTRE)
+                owners[p] = owner
+                ends[(h, e)] = p
+                here.append(p)
+        self.owner = owners
+        self.end_index = ends
+        self.by_hex = by_hex
         self._routes: list[Route] | None = None
         self._owners: set[int | None] | None = None
 
@@ -126,21 +137,24 @@ class Network:
 
     def facing(self, h: Hex, edge: int) -> Piece | None:
         """The piece on the far side of h's edge that ends at that edge, if any."""
-        return self.end_index.get((neighbour(h, edge), opposite(edge)))
+        return self.end_index.get((around(h)[edge], opposite(edge)))
 
     def is_stop(self, h: Hex) -> bool:
         return h in self.cities or h in self.towns
 
-    def walk(self, h: Hex, edge: int, seen: set[Piece]) -> tuple[list[Piece], End]:
-        """Follows track leaving hex h through `edge` until it reaches a stop or stops."""
+    def walk(self, h: Hex, edge: int, seen: set[Piece],
+             swap: tuple[Hex, dict[int, Piece]] | None = None) -> tuple[list[Piece], End]:
+        """Follows track leaving hex h through `edge` until it reaches a stop or stops.
+        `swap` (a hex, and its pieces by edge) walks as if that hex held those pieces instead."""
         pieces: list[Piece] = []
+        cities, towns, ends = self.cities, self.towns, self.end_index
         while True:
-            n = neighbour(h, edge)
-            entry = opposite(edge)
-            if n in self.cities:
+            n = around(h)[edge]
+            entry = (edge + 3) % 6
+            if n in cities:
                 return pieces, End("stop", n, entry)
-            p = self.end_index.get((n, entry))
-            if n in self.towns:
+            p = swap[1].get(entry) if swap is not None and n == swap[0] else ends.get((n, entry))
+            if n in towns:
                 if p is not None:
                     pieces.append(p)
                     seen.add(p)
@@ -152,7 +166,7 @@ class Network:
                 return pieces, End("cycle", n, entry)
             seen.add(p)
             pieces.append(p)
-            h, edge = n, other_edge(p, entry)
+            h, edge = n, (p[2] if p[1] == entry else p[1])
 
     def route_through(self, piece: Piece, seen: set[Piece] | None = None) -> Route:
         seen = set() if seen is None else seen
@@ -165,6 +179,52 @@ class Network:
         right, end_b = self.walk(h, b, seen)
         left.reverse()
         return Route([*left, piece, *right], (end_a, end_b), self.owner[piece])
+
+    def closes_loop(self, h: Hex, pieces: list[Piece], through: list[Piece],
+                    memo: dict | None = None) -> bool:
+        """Whether, with `pieces` on hex h instead of what it holds, a route through any of
+        `through` (pieces among them) runs in a cycle or from a stop back to the same stop.
+        Walks without editing the network. `memo` (one per unchanged network) keeps where the
+        track beyond each hex edge leads, for the walks that never come back to h."""
+        local: dict[int, Piece] = {}
+        for p in pieces:
+            local[p[1]] = p
+            if p[2] != CENTRE:
+                local[p[2]] = p
+        swap = (h, local)
+        for piece in through:
+            seen = {piece}
+            _, a, b = piece
+            if b == CENTRE:
+                first, second = End("stop", h, a), self._end_beyond(h, a, seen, swap, memo)
+            else:
+                first = self._end_beyond(h, a, seen, swap, memo)
+                second = self._end_beyond(h, b, seen, swap, memo)
+            if first.kind == "cycle" or second.kind == "cycle" or (
+                    first.kind == second.kind == "stop" and first.hex == second.hex):
+                return True
+        return False
+
+    def _end_beyond(self, h: Hex, edge: int, seen: set[Piece], swap: tuple[Hex, dict[int, Piece]],
+                    memo: dict | None) -> End:
+        if memo is None:
+            return self.walk(h, edge, seen, swap)[1]
+        entry = (around(h)[edge], (edge + 3) % 6)
+        known = memo.get(entry)
+        if known is None:
+            pieces, end = self.walk(h, edge, set())
+            last = around(end.hex)[end.edge] if end.kind == "open" else end.hex
+            known = memo[entry] = (end, {p[0] for p in pieces} | {last})
+        if h in known[1]:  # the track beyond comes back to h, which the build changes
+            return self.walk(h, edge, seen, swap)[1]
+        return known[0]
+
+    def set_owner(self, pieces: list[Piece], owner: int | None) -> None:
+        """Gives these pieces one owner (the state is written by set_route_owner)."""
+        for p in pieces:
+            self.owner[p] = owner
+        self._routes = None
+        self._owners = None
 
     def routes(self) -> list[Route]:
         if self._routes is None:

@@ -2,31 +2,105 @@
 expiry of incomplete track that its owner did not extend.
 
 A `build` move names what the hex holds afterwards; `plan_build` works out whether that is a new
-tile, an upgrade or a redirect, checks every rule and prices it. `legal` enumerates candidate
-shapes on the hexes where track could connect and keeps those `plan_build` accepts.
+tile, an upgrade or a redirect, checks every rule and prices it. What a shape does on a hex,
+judged from the hex's surroundings alone, is `build_shapes.py`; what depends on the rest of the
+state (supply, loops, cost, cash) is `price`. `legal` lists, on the hexes where track could
+connect, the shapes both accept.
+
+Every write to the track during a build goes through a `BuildContext`, which keeps the track
+network it was built with current, so no step reads a stale network or rebuilds it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cache
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
-from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
-from service.engine.layout import EdgeStatus, Event, Move, State
+from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
+from service.engine.layout import BuildTurn, Event, Move, State
 from service.engine.moves import expect_type, hex_field
-from service.engine.network import CENTRE, Network, Piece, set_route_owner, write_hex
+from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
+from service.engine.phases import build_shapes as S
+from service.engine.phases.build_shapes import Status
 from service.engine.state import open_build_turn
+from service.engine.variants.base import Rules as BaseRules
 
 if TYPE_CHECKING:
     from service.engine.variants.base import Rules
 
 MOVE_TYPES = ("build", "urbanize", "end_build")
-ANCHORS = frozenset({"city", "own", "unowned"})
-OPEN = frozenset({"free", "off", "closed"})
+Geometry = S.TrackGeometry | S.TownGeometry
+NOTHING: frozenset = frozenset()
+
+
+# -- the context of a build --------------------------------------------------------------------
+
+@dataclass
+class Site:
+    """One hex as a build finds it: what lies across each edge, what it holds (with owners)."""
+
+    hex: Hex
+    status: Status
+    old: dict[Piece, int | None]
+    old_tile: str | None
+    # What each kind of track tile costs here (redirect?, upgrade?, kind), worked out once per
+    # decision: every shape of one kind costs the same on one hex.
+    costs: dict[tuple[bool, bool, str], int] = field(default_factory=dict)
+
+
+@dataclass
+class BuildContext:
+    """A build decision: the state, its rules, the track network and the seat deciding. The
+    network is built once; every write to the track goes through here and updates it too."""
+
+    state: State
+    rules: Rules
+    seat: int
+    net: Network = field(default=None)  # type: ignore[assignment]
+    _extra: int | None = field(default=None, init=False, repr=False)
+    # Where the track beyond each hex edge leads, while the track is unchanged (loop checks).
+    walks: dict = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.net is None:
+            self.net = self.rules.network(self.state)
+        self._impassable = _impassable(self.rules.map)
+
+    def extra_cost_per_tile(self) -> int:
+        """The map's surcharge on every tile for this seat now (asked once per decision)."""
+        if self._extra is None:
+            self._extra = self.rules.extra_cost_per_tile(self.state, self.seat)
+        return self._extra
+
+    def site(self, h: Hex) -> Site:
+        on_hex = self.net.pieces_on(h)
+        return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h,
+                                     self._impassable),
+                    {p: self.net.owner[p] for p in on_hex} if on_hex else {},
+                    self.state["tiles"].get(key(h)))
+
+    def write_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> None:
+        write_hex(self.state, h, pieces)
+        self.net.replace_hex(h, pieces)
+        self.walks.clear()
+
+    def set_route_owner(self, route: Route, owner: int | None) -> None:
+        set_route_owner(self.state, route, owner)
+        self.net.set_owner(route.pieces, owner)
+
+    def urbanize(self, h: Hex, letter: str) -> None:
+        """The town on h becomes a new city: its town track goes, and it is a city from now on."""
+        k = key(h)
+        self.state["towns"].pop(k, None)
+        self.state["new_cities"][k] = letter
+        self.net.replace_hex(h, {p: o for p, o in self.net.owner.items()
+                                 if p[0] == h and p[2] != CENTRE})
+        self.net.towns.discard(h)
+        self.net.cities.add(h)
+        self.walks.clear()
 
 
 # -- turn structure ------------------------------------------------------------------------
@@ -37,8 +111,9 @@ def start(state: State, rules: Rules, events: list[Event]) -> None:
     begin_turn(state, rules, events)
 
 
-def begin_turn(state: State, rules: Rules, events: list[Event]) -> None:
+def begin_turn(state: State, rules: Rules, events: list[Event], net: Network | None = None) -> None:
     """Opens the build turn of the first seat in the queue, skipping seats with nothing to do."""
+    net = rules.network(state) if net is None else net
     while state["queue"]:
         seat = state["queue"][0]
         tiles = rules.tiles_allowed(state, seat)
@@ -50,29 +125,31 @@ def begin_turn(state: State, rules: Rules, events: list[Event]) -> None:
             "extended": [],
             "redirected": {},
             "map_moves": [],  # types of the map's own build moves made this turn
-            "incomplete_at_start": incomplete_routes(state, rules, seat),
+            "incomplete_at_start": incomplete_routes(state, rules, seat, net),
         }
         if tiles > 0 or rules.may_urbanize(state, seat):
             return
-        close_turn(state, rules, events)
+        close_turn(state, rules, events, net)
 
 
 def finish(state: State, rules: Rules, events: list[Event]) -> None:
     state["build"] = None
 
 
-def end_turn(state: State, rules: Rules, events: list[Event]) -> None:
-    close_turn(state, rules, events)
-    begin_turn(state, rules, events)
+def end_turn(state: State, rules: Rules, events: list[Event], net: Network | None = None) -> None:
+    net = rules.network(state) if net is None else net
+    close_turn(state, rules, events, net)
+    begin_turn(state, rules, events, net)
 
 
-def close_turn(state: State, rules: Rules, events: list[Event]) -> None:
-    expire_unextended(state, rules, events)
+def close_turn(state: State, rules: Rules, events: list[Event], net: Network | None = None) -> None:
+    net = rules.network(state) if net is None else net
+    expire_unextended(BuildContext(state, rules, open_build_turn(state)["seat"], net), events)
     state["queue"].pop(0)
 
 
-def incomplete_routes(state: State, rules: Rules, seat: int) -> list[list]:
-    net = rules.network(state)
+def incomplete_routes(state: State, rules: Rules, seat: int, net: Network | None = None) -> list[list]:
+    net = rules.network(state) if net is None else net
     return [
         [[key(p[0]), p[1], p[2]] for p in r.pieces]
         for r in net.routes()
@@ -80,20 +157,34 @@ def incomplete_routes(state: State, rules: Rules, seat: int) -> list[list]:
     ]
 
 
-def expire_unextended(state: State, rules: Rules, events: list[Event]) -> None:
+# A redirect is stored in the build sub-state as {"q,r|a|b": ["q,r", a, b]} (old piece -> new
+# piece). The form is kept as it is because saved states and replays hold it byte for byte;
+# these two functions are the only places that read or write it.
+
+def store_redirect(build: BuildTurn, old: Piece, new: Piece) -> None:
+    build["redirected"][f"{key(old[0])}|{old[1]}|{old[2]}"] = [key(new[0]), new[1], new[2]]
+
+
+def redirects(build: BuildTurn) -> dict[Piece, Piece]:
+    """The redirects of this build turn, as pieces: old piece -> the piece it became."""
+    out = {}
+    for k, (nk, na, nb) in build["redirected"].items():
+        hk, a, b = k.split("|")
+        out[(parse_key(hk), int(a), int(b))] = (parse_key(nk), na, nb)
+    return out
+
+
+def expire_unextended(ctx: BuildContext, events: list[Event]) -> None:
     """Incomplete track owned at the start of this turn and not extended during it goes unowned."""
-    build = open_build_turn(state)
-    seat = build["seat"]
-    net = rules.network(state)
+    build = open_build_turn(ctx.state)
+    seat, net = build["seat"], ctx.net
     extended = {(parse_key(k), a, b) for k, a, b in build["extended"]}
-    redirected = {tuple(k.split("|")): v for k, v in build["redirected"].items()}
+    redirected = redirects(build)
     for pieces in build["incomplete_at_start"]:
         alive = []
         for k, a, b in pieces:
-            p: Piece | None = (parse_key(k), a, b)
-            if p not in net.owner:
-                moved = redirected.get((k, str(a), str(b)))
-                p = (parse_key(moved[0]), moved[1], moved[2]) if moved else None
+            was: Piece = (parse_key(k), a, b)
+            p = was if was in net.owner else redirected.get(was)
             if p is not None and p in net.owner:
                 alive.append(p)
         if not alive:
@@ -101,8 +192,7 @@ def expire_unextended(state: State, rules: Rules, events: list[Event]) -> None:
         route = net.route_through(alive[0])
         if route.complete or route.owner != seat or any(p in extended for p in route.pieces):
             continue
-        set_route_owner(state, route, None)
-        net = rules.network(state)
+        ctx.set_route_owner(route, None)
         events.append({"type": "track_unowned", "seat": seat,
                        "hexes": [as_dict(h) for h in route.hexes()]})
 
@@ -122,7 +212,7 @@ class BuildPlan:
     cost: int
 
     def as_move(self) -> dict:
-        move: dict = {"type": "build", "hex": as_dict(self.hex)}
+        move: Move = {"type": "build", "hex": as_dict(self.hex)}
         if self.town:
             move["town_exits"] = sorted(p[1] for p in self.pieces)
         else:
@@ -131,24 +221,52 @@ class BuildPlan:
         return move
 
 
-def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> EdgeStatus:
+def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> str:
     """What lies across one edge of h, as the builder of seat sees it."""
-    n = neighbour(h, edge)
-    if not net.map.on_map(n):
-        return "off"
-    if rules.edge_closed(state, seat, h, edge):
-        return "closed"
-    if n in net.cities:
-        return "city"
-    if n not in net.towns and net.map.terrain_costs.get(net.map.terrain[n]) is None:
-        return "closed"
-    p = net.facing(h, edge)
-    if p is None:
-        return "free"
-    owner = net.owner[p]
-    if owner == seat:
-        return "own"
-    return "unowned" if owner is None else "opponent"
+    return edge_statuses(state, rules, net, seat, h)[edge]
+
+
+def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
+                  impassable: frozenset[Hex] | None = None) -> Status:
+    """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
+    free, own, unowned or opponent."""
+    terrain = rules.map.terrain
+    impassable = _impassable(rules.map) if impassable is None else impassable
+    cities, ends, owners = net.cities, net.end_index, net.owner
+    # A map that keeps the base hook closes no edge: skip asking it six times per hex.
+    closed = None if type(rules).edge_closed is BaseRules.edge_closed else rules.edge_closed
+    out: list[EdgeStatus] = []
+    for edge, n in enumerate(around(h)):
+        if n not in terrain:
+            out.append("off")
+        elif closed is not None and closed(state, seat, h, edge):
+            out.append("closed")
+        elif n in cities:
+            out.append("city")
+        elif n in impassable:
+            out.append("closed")
+        else:
+            p = ends.get((n, (edge + 3) % 6))
+            if p is None:
+                out.append("free")
+            else:
+                owner = owners[p]
+                out.append("own" if owner == seat else "unowned" if owner is None else "opponent")
+    return tuple(out)
+
+
+_IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+
+
+def _impassable(board) -> frozenset[Hex]:
+    """Hexes no track enters: terrain without a build cost, unless a town is there (a city
+    is judged before this). Depends on the map alone, so it is worked out once per map."""
+    known = _IMPASSABLE.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, frozenset(h for h, t in board.terrain.items()
+                                  if h not in board.towns and board.terrain_costs.get(t) is None))
+        _IMPASSABLE[id(board)] = known
+    return known[1]
 
 
 def parse_build(move: Move) -> tuple[Hex, frozenset | None, frozenset | None]:
@@ -191,9 +309,10 @@ def check_turn(state: State, rules: Rules, seat: int, h: Hex) -> None:
 
 
 def hex_buildable(state: State, rules: Rules, net: Network, h: Hex) -> bool:
+    # candidate_hexes applies these same three rules inline.
     if h in net.cities:
         return False
-    if h not in net.towns and rules.map.terrain_costs.get(rules.map.terrain[h]) is None:
+    if h in _impassable(rules.map):
         return False
     return not rules.hex_closed(state, h)
 
@@ -201,9 +320,9 @@ def hex_buildable(state: State, rules: Rules, net: Network, h: Hex) -> bool:
 def plan_build(state: State, rules: Rules, net: Network, seat: int, h: Hex,
                tracks: frozenset | None, exits: frozenset | None) -> BuildPlan:
     """Checks one build against every rule and prices it; raises IllegalMove naming the rule."""
+    ctx = BuildContext(state, rules, seat, net)
     check_hex(state, rules, net, seat, h)
-    status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
-    return plan_shape(state, rules, net, seat, h, tracks, exits, status)
+    return plan_shape(ctx, ctx.site(h), tracks, exits)
 
 
 def check_hex(state: State, rules: Rules, net: Network, seat: int, h: Hex) -> None:
@@ -213,159 +332,109 @@ def check_hex(state: State, rules: Rules, net: Network, seat: int, h: Hex) -> No
         raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
 
 
-def plan_shape(state: State, rules: Rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
-               exits: frozenset | None, status: list[EdgeStatus]) -> BuildPlan:
-    """The rules about what is built on a hex that check_hex accepted; `status` is its
-    edge_status list."""
-    is_town = h in net.towns
+def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
+               exits: frozenset | None) -> BuildPlan:
+    """The rules about what is built on a hex that check_hex accepted."""
+    h, old, seat = site.hex, site.old, ctx.seat
+    is_town = h in ctx.net.towns
     if is_town != (exits is not None):
         raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
-    old = {p: net.owner[p] for p in net.pieces_on(h)}
-    old_tile = state["tiles"].get(key(h))
-    owns = net.owns_track(seat)
-    if is_town:
-        plan = _plan_town(seat, h, exits, old, old_tile, status, owns, state["supply"])
+    owns = ctx.net.owns_track(seat)
+    if exits is not None:
+        mine = any(o == seat for o in old.values())
+        geo: Geometry = S.judge_town(exits, frozenset(p[1] for p in old), mine, site.status,
+                                     owns)
     else:
-        plan = _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
-    _check_supply(state, plan)
-    _check_loops(net, plan, status)
-    plan.cost += rules.extra_cost_per_tile(state, seat)
-    cash = state["players"][seat]["cash"]
-    if plan.cost > cash:
-        raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${plan.cost}, cash is ${cash}",
-                          need=plan.cost, have=cash)
-    return plan
+        assert tracks is not None
+        geo = S.judge_track(tracks, frozenset((p[1], p[2]) for p in old),
+                            _turnable(old, seat), site.status, owns)
+    cost, tile, disk_delta = price(ctx, site, geo)
+    pieces = hex_pieces(h, geo, old, seat)
+    if isinstance(geo, S.TownGeometry):
+        return BuildPlan(h, True, pieces, [(h, e, CENTRE) for e in geo.fresh], None, tile,
+                         site.old_tile, disk_delta, cost)
+    if geo.redirect_from is not None:
+        a, b = geo.redirect_from
+        redirect = ((h, a, b), (h, *geo.fresh[0]))
+        return BuildPlan(h, False, pieces, [], redirect, tile, site.old_tile, 0, cost)
+    return BuildPlan(h, False, pieces, [(h, a, b) for a, b in geo.fresh], None, tile,
+                     site.old_tile, 0, cost)
 
 
-def _check_edges(status: list[EdgeStatus], edges) -> None:
-    for e in edges:
-        if e == CENTRE:
-            continue
-        s = status[e]
-        if s == "off":
-            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}")
-        if s == "closed":
-            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}")
-        if s == "opponent":
-            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end")
+def _turnable(old: dict[Piece, int | None], seat: int) -> frozenset[T.Track]:
+    return frozenset((p[1], p[2]) for p, o in old.items() if o is None or o == seat)
 
 
-def _plan_town(seat, h, exits, old, old_tile, status, owns, supply) -> BuildPlan:
-    shape = T.town_shape(exits)
-    if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
-    old_exits = {p[1] for p in old}
-    if not old_exits <= exits:
-        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay")
-    added = sorted(exits - old_exits)
-    if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
-    _check_edges(status, added)
-    has_track_here = any(o == seat for o in old.values())
-    if not has_track_here and not any(status[e] in ANCHORS for e in added):
-        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track")
-    if not owns:
-        raise IllegalMove("FIRST_TILE_SIMPLE")
-    pieces = dict(old)
-    for e in added:
-        pieces[(h, e, CENTRE)] = seat
-    old_disk = 1 if old_tile and T.TOWN_SHAPES[frozenset(old_exits)].uses_disk else 0
-    supply = dict(supply)
-    if old_tile:
-        supply[old_tile] += 1
-    tile = T.town_tile_from_supply(shape, supply)
-    b = R.BUILD_COSTS
-    cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old else b["upgrade_town"]
-    return BuildPlan(h, True, pieces, [(h, e, CENTRE) for e in added], None,
-                     tile or shape.tiles[0], old_tile, int(shape.uses_disk) - old_disk, cost)
+def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
+               seat: int) -> dict[Piece, int | None]:
+    """What the hex holds after the build, with owners: the kept track keeps its owner, and
+    fresh track (a redirected one too, which may be unowned before) is the builder's, so the
+    route it joins never mixes owners."""
+    if isinstance(geo, S.TownGeometry):
+        pieces = dict(old)
+        for e in geo.fresh:
+            pieces[(h, e, CENTRE)] = seat
+        return pieces
+    pieces = {p: o for p, o in old.items() if (p[1], p[2]) != geo.redirect_from}
+    for a, b in geo.fresh:
+        pieces[(h, a, b)] = seat
+    return pieces
 
 
-def _plan_track(state, rules: Rules, net, seat, h, tracks, old, old_tile, status, owns) -> BuildPlan:
-    shape = T.track_shape(tracks)
-    if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
-    old_tracks = {(p[1], p[2]): p for p in old}
-    removed = [t for t in old_tracks if t not in tracks]
-    added = [t for t in tracks if t not in old_tracks]
-    if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
-    redirect = None
-    pieces = {p: o for p, o in old.items() if (p[1], p[2]) in tracks}
-    if removed:
-        redirect = _check_redirect(net, seat, h, removed, added, old_tracks, status)
-        # The redirected track is the builder's from now on (it may be unowned before), so the
-        # route it joins never mixes owners.
-        pieces[redirect[1]] = seat
+def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
+    """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
+    the cash to pay it. Returns (cost, tile, town disks taken)."""
+    state, old_tile = ctx.state, site.old_tile
+    supply = state["supply"]
+    if isinstance(geo, S.TownGeometry):
+        shape = geo.shape
+        tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
+                    shape.tiles[0])
+        old_disk = (1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in site.old)].uses_disk
+                    else 0)
+        disk_delta = int(shape.uses_disk) - old_disk
+        cost = geo.base_cost
     else:
-        _check_edges(status, [e for t in added for e in t])
-        for t in added:
-            if not any(status[e] in ANCHORS for e in t):
-                raise IllegalMove("NOT_CONNECTED",
-                                  f"track {list(t)} must start from a city or extend your track")
-        if not owns and (
-                old or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
-            raise IllegalMove("FIRST_TILE_SIMPLE")
-        for t in added:
-            pieces[(h, t[0], t[1])] = seat
-    b = R.BUILD_COSTS
-    if redirect:
-        cost = rules.replace_cost(state, h, b["redirect"])
-    elif old:
-        old_kind = T.TILE_KIND[old_tile]
-        base = (b["upgrade_to_crossing_from_simple"]
-                if shape.kind == "crossing" and old_kind == "simple" else b["upgrade_other"])
-        cost = rules.replace_cost(state, h, base)
-    else:
-        cost = rules.new_tile_cost(state, h, shape.kind)
-    new_pieces = [] if redirect else [(h, t[0], t[1]) for t in added]
-    return BuildPlan(h, False, pieces, new_pieces, redirect, shape.tile, old_tile, 0, cost)
-
-
-def _check_redirect(net, seat, h, removed, added, old_tracks, status) -> tuple[Piece, Piece]:
-    if len(removed) != 1 or len(added) != 1:
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
-    (x, y), new = removed[0], added[0]
-    if not {x, y} & set(new):
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
-    old_piece = old_tracks[(x, y)]
-    if net.owner[old_piece] not in (seat, None):
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
-    joined = {e for e in (x, y) if status[e] not in ("free", "off", "closed")}
-    if len(joined) != 1:
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
-    kept = joined.pop()
-    if kept not in new:
-        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
-    turned = new[0] if new[1] == kept else new[1]
-    _check_edges(status, [turned])
-    a, b = T.norm(kept, turned)
-    return old_piece, (h, a, b)
-
-
-def _check_supply(state: State, plan: BuildPlan) -> None:
-    available = state["supply"].get(plan.tile, 0) + (1 if plan.old_tile == plan.tile else 0)
-    if available <= 0:
-        raise IllegalMove("TILE_UNAVAILABLE", f"no {plan.tile} tile is left", tile=plan.tile)
-    if plan.disk_delta > 0 and state["supply"][T.DISK] <= 0:
+        tile, disk_delta = geo.tile, 0
+        known = site.costs.get(geo.pricing)
+        cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo) if known is None else known
+    if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
+        raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
+    if disk_delta > 0 and supply[T.DISK] <= 0:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
+    if geo.joined:
+        _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
+                     ctx.walks)
+    cost += ctx.extra_cost_per_tile()
+    cash = state["players"][ctx.seat]["cash"]
+    if cost > cash:
+        raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
+                          need=cost, have=cash)
+    return cost, tile, disk_delta
 
 
-def _check_loops(net: Network, plan: BuildPlan, status: list[EdgeStatus]) -> None:
-    """A new track closes a loop only if both its ends join something; only then trace."""
-    fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
-    joined = [p for p in fresh
-              if status[p[1]] not in OPEN and (p[2] == CENTRE or status[p[2]] not in OPEN)]
-    if not joined:
-        return
-    old = net.replace_hex(plan.hex, plan.pieces)
-    try:
-        for p in joined:
-            route = net.route_through(p)
-            if any(end.kind == "cycle" for end in route.ends) or (
-                    route.complete and route.ends[0].hex == route.ends[1].hex):
-                raise IllegalMove("LOOP")
-    finally:
-        net.replace_hex(plan.hex, old)
+def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
+    """What a track tile costs on this hex: a redirect, an upgrade or a new tile."""
+    state, rules, h = ctx.state, ctx.rules, site.hex
+    b = R.BUILD_COSTS
+    if geo.redirect_from is not None:
+        return rules.replace_cost(state, h, b["redirect"])
+    if geo.upgrade:
+        assert site.old_tile is not None  # track on the hex came with its tile
+        base = (b["upgrade_to_crossing_from_simple"]
+                if geo.kind == "crossing" and T.TILE_KIND[site.old_tile] == "simple"
+                else b["upgrade_other"])
+        return rules.replace_cost(state, h, base)
+    return rules.new_tile_cost(state, h, geo.kind)
+
+
+def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None],
+                 memo: dict | None) -> None:
+    """A new track closes a loop only if both its ends join something (geo.joined); only those
+    are traced, on the network as it would be, without editing it."""
+    through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
+    if net.closes_loop(h, list(pieces), through, memo):
+        raise IllegalMove("LOOP")
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -386,8 +455,8 @@ def check_urbanize(state: State, rules: Rules, seat: int, move: Move, net: Netwo
     return h, letter
 
 
-def apply_urbanize(state: State, rules: Rules, seat: int, h: Hex, letter: str, events: list[Event]) -> None:
-    net = rules.network(state)
+def apply_urbanize(ctx: BuildContext, h: Hex, letter: str, events: list[Event]) -> None:
+    state, net, seat = ctx.state, ctx.net, ctx.seat
     waiting = [r for r in net.routes()
                if not r.complete and r.owner is None
                and any(e.kind == "open" and neighbour(e.hex, e.edge) == h for e in r.ends)]
@@ -398,20 +467,18 @@ def apply_urbanize(state: State, rules: Rules, seat: int, h: Hex, letter: str, e
         state["supply"][old_tile] += 1
         if T.TOWN_SHAPES[exits].uses_disk:
             state["supply"][T.DISK] += 1
-    state["towns"].pop(k, None)
-    state["new_cities"][k] = letter
+    ctx.urbanize(h, letter)
     state["cubes"].setdefault(k, [])
     open_build_turn(state)["urbanized"] = True
-    colour = rules.map.new_city_tiles[letter].color
+    colour = ctx.rules.map.new_city_tiles[letter].color
     events.append({"type": "city_urbanized", "seat": seat, "hex": as_dict(h), "new_city": letter,
                    "color": colour})
-    net = rules.network(state)
     for r in waiting:
         live = [p for p in r.pieces if p in net.owner]
         if live:
             now = net.route_through(live[0])
             if now.complete:
-                set_route_owner(state, now, seat)
+                ctx.set_route_owner(now, seat)
                 events.append({"type": "track_claimed", "seat": seat,
                                "hexes": [as_dict(x) for x in now.hexes()]})
 
@@ -419,85 +486,25 @@ def apply_urbanize(state: State, rules: Rules, seat: int, h: Hex, letter: str, e
 # -- enumeration ------------------------------------------------------------------------------
 
 def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
-    """Every hex where a build could connect: next to a city, on track, or next to track."""
+    """Every hex where a build could connect (next to a city, on track, or next to track) and
+    that check_hex accepts, but for the tiles left."""
     found: set[Hex] = set()
     for c in net.cities:
-        for _, n in rules.map.neighbours(c):
-            found.add(n)
+        found.update(around(c))
     for p in net.owner:
         found.add(p[0])
         for e in (p[1], p[2]):
             if e != CENTRE:
-                found.add(neighbour(p[0], e))
+                found.add(around(p[0])[e])
     built = set(open_build_turn(state)["built"])
-    return sorted(h for h in found if rules.map.on_map(h) and key(h) not in built
-                  and hex_buildable(state, rules, net, h))
+    terrain, impassable, cities = rules.map.terrain, _impassable(rules.map), net.cities
+    return sorted(h for h in found if h in terrain and key(h) not in built
+                  and h not in cities and h not in impassable and not rules.hex_closed(state, h))
 
 
-def _mask(edges) -> int:
-    m = 0
-    for e in edges:
-        m |= 1 << e
-    return m
-
-
-# Each track shape with the edge mask of each of its tracks, and each town shape with its mask.
-_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
-_TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
-
-
-def _shapes_for(net: Network, h: Hex, status: list[EdgeStatus], seat: int):
-    """Candidate (tracks, exits) for hex h: a superset of every shape plan_build can accept.
-    Every added track needs an edge that anchors it and none that is barred."""
-    old = net.pieces_on(h)
-    anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
-    bad = _mask(e for e in range(6) if status[e] in ("off", "closed", "opponent"))
-    if h in net.towns:
-        mine = any(net.owner[p] == seat for p in old)
-        return [(None, exits) for exits in _town_shapes(_mask(p[1] for p in old), mine, anchored, bad)]
-    old_tracks = frozenset((p[1], p[2]) for p in old)
-    return [(tracks, None) for tracks in _track_shapes(old_tracks, anchored, bad)]
-
-
-@cache
-def _town_shapes(old_mask: int, mine: bool, anchored: int, bad: int) -> tuple[frozenset, ...]:
-    out = []
-    for exits, mask in _TOWN_MASKS:
-        added = mask & ~old_mask
-        if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
-            out.append(exits)
-    return tuple(out)
-
-
-@cache
-def _track_shapes(old_tracks: frozenset, anchored: int, bad: int) -> tuple[frozenset, ...]:
-    """Shapes on a plain hex: new tiles or upgrades whose added tracks are anchored and not
-    barred, and every one-track redirect (which plan_build judges in full)."""
-    out = []
-    if not old_tracks and not anchored:
-        return ()
-    for tracks, masks in _TRACK_MASKS:
-        if old_tracks:
-            if not old_tracks < tracks:
-                continue
-            masks = tuple(_mask(t) for t in tracks - old_tracks)
-        if all(not m & bad and m & anchored for m in masks):
-            out.append(tracks)
-    for t in old_tracks:
-        rest = old_tracks - {t}
-        used = {e for r in rest for e in r}
-        for kept in t:
-            for turned in range(6):
-                if turned in used or turned in t:
-                    continue
-                tracks = rest | {T.norm(kept, turned)}
-                if tracks in T.TRACK_SHAPES:
-                    out.append(tracks)
-    return tuple(out)
-
-
-def legal(state: State, rules: Rules, seat: int) -> list[Move]:
-    net = rules.network(state)
+def legal(state: State, rules: Rules, seat: int) -> list[dict]:
+    ctx = BuildContext(state, rules, seat)
+    net = ctx.net
     build = open_build_turn(state)
     moves: list[dict] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
@@ -507,18 +514,32 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
+        owns = net.owns_track(seat)
+        # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see above).
         for h in candidate_hexes(state, rules, net):
-            try:
-                check_hex(state, rules, net, seat, h)
-            except IllegalMove:
-                continue
-            status = [edge_status(state, rules, net, seat, h, e) for e in range(6)]
-            for tracks, exits in _shapes_for(net, h, status, seat):
-                try:
-                    plan = plan_shape(state, rules, net, seat, h, tracks, exits, status)
-                    moves.append(plan.as_move())
-                except IllegalMove:
-                    pass
+            site = ctx.site(h)
+            old = site.old
+            if h in net.towns:
+                mine = any(o == seat for o in old.values())
+                for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
+                                              owns):
+                    try:
+                        cost = price(ctx, site, town)[0]
+                    except IllegalMove:
+                        continue
+                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                                  "town_exits": list(town.exits), "cost": cost})
+            else:
+                options = (S.track_options(frozenset((p[1], p[2]) for p in old),
+                                           _turnable(old, seat), site.status, owns) if old
+                           else S.track_options(NOTHING, NOTHING, site.status, owns))
+                for _, geo in options:
+                    try:
+                        cost = price(ctx, site, geo)[0]
+                    except IllegalMove:
+                        continue
+                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                                  "tracks": [list(t) for t in geo.pairs], "cost": cost})
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves
@@ -528,26 +549,27 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
 
 def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
     kind = expect_type(move, "build", "urbanize", "end_build", *rules.extra_build_move_types())
+    ctx = BuildContext(state, rules, seat)
     if kind == "end_build":
         events.append({"type": "build_ended", "seat": seat})
-        end_turn(state, rules, events)
+        end_turn(state, rules, events, ctx.net)
         return
-    net = rules.network(state)
     if kind == "urbanize":
-        h, letter = check_urbanize(state, rules, seat, move, net)
-        apply_urbanize(state, rules, seat, h, letter, events)
+        h, letter = check_urbanize(state, rules, seat, move, ctx.net)
+        apply_urbanize(ctx, h, letter, events)
     elif kind == "build":
         h, tracks, exits = parse_build(move)
-        plan = plan_build(state, rules, net, seat, h, tracks, exits)
-        commit_build(state, rules, seat, plan, events)
+        plan = plan_build(state, rules, ctx.net, seat, h, tracks, exits)
+        commit_build(ctx, plan, events)
     else:
         rules.apply_extra_build_move(state, seat, move, events)
         open_build_turn(state)["map_moves"].append(kind)
     if open_build_turn(state)["tiles_left"] <= 0:
-        end_turn(state, rules, events)
+        end_turn(state, rules, events, ctx.net)
 
 
-def commit_build(state: State, rules: Rules, seat: int, plan: BuildPlan, events: list[Event]) -> None:
+def commit_build(ctx: BuildContext, plan: BuildPlan, events: list[Event]) -> None:
+    state, seat = ctx.state, ctx.seat
     k = key(plan.hex)
     supply = state["supply"]
     if plan.old_tile:
@@ -555,13 +577,12 @@ def commit_build(state: State, rules: Rules, seat: int, plan: BuildPlan, events:
     supply[plan.tile] -= 1
     supply[T.DISK] -= plan.disk_delta
     state["tiles"][k] = plan.tile
-    write_hex(state, plan.hex, plan.pieces)
+    ctx.write_hex(plan.hex, plan.pieces)
     build = open_build_turn(state)
     build["tiles_left"] -= 1
     build["built"].append(k)
     if plan.redirect:
-        (oh, oa, ob), (nh, na, nb) = plan.redirect
-        build["redirected"][f"{key(oh)}|{oa}|{ob}"] = [key(nh), na, nb]
+        store_redirect(build, *plan.redirect)
     build["extended"].extend([key(p[0]), p[1], p[2]] for p in plan.added)
     state["players"][seat]["cash"] -= plan.cost
     move = plan.as_move()
@@ -570,17 +591,16 @@ def commit_build(state: State, rules: Rules, seat: int, plan: BuildPlan, events:
              "kind": "redirect" if plan.redirect else ("upgrade" if plan.old_tile else "new")}
     event.update({f: move[f] for f in ("tracks", "town_exits") if f in move})
     events.append(event)
-    claim_joined_routes(state, rules, seat, plan, events)
+    claim_joined_routes(ctx, plan, events)
 
 
-def claim_joined_routes(state: State, rules: Rules, seat: int, plan: BuildPlan, events: list[Event]) -> None:
+def claim_joined_routes(ctx: BuildContext, plan: BuildPlan, events: list[Event]) -> None:
     """Unowned track that the new track joins becomes the builder's, all of its route."""
-    net = rules.network(state)
+    net = ctx.net
     fresh = plan.added + ([plan.redirect[1]] if plan.redirect else [])
     for p in fresh:
         route = net.route_through(p)
         if any(net.owner[q] is None for q in route.pieces):
-            set_route_owner(state, route, seat)
-            net = rules.network(state)
-            events.append({"type": "track_claimed", "seat": seat,
+            ctx.set_route_owner(route, ctx.seat)
+            events.append({"type": "track_claimed", "seat": ctx.seat,
                            "hexes": [as_dict(h) for h in route.hexes()]})

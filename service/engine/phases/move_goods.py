@@ -8,6 +8,7 @@ raises its owner's income by 1.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
@@ -40,7 +41,7 @@ def _open_round(state: State, rules: Rules) -> None:
                       if used.get(str(s), 0) < rules.move_opportunities(state, s)]
 
 
-def legal(state: State, rules: Rules, seat: int) -> list[Move]:
+def legal(state: State, rules: Rules, seat: int) -> list[dict]:
     moves = [{"type": "pass"}]
     try:
         check_upgrade(state, seat)
@@ -82,56 +83,105 @@ def income_of(state: State, rules: Rules, links: list[Route]) -> dict[str, int]:
     return income
 
 
-def deliveries(state: State, rules: Rules, seat: int) -> list[Move]:
+class Trip:
+    """One cube's journey, as far as it has gone: the single route rule that both the listing
+    (which tries every way on) and the check of a named route (which follows one) apply.
+
+    A cube leaves its source over complete links, never uses a link twice, never visits a stop
+    twice, and stops at the first city that takes its colour unless the map lets it pass
+    (`passes_allowed`); a route ends only at a city that takes it, and is at most the
+    locomotive level in links."""
+
+    def __init__(self, state: State, rules: Rules, graph: LinkGraph, seat: int, start: Hex, colour: str,
+                 first: list[tuple] | None) -> None:
+        self.state, self.rules, self.graph = state, rules, graph
+        self.start, self.colour, self.first = start, colour, first
+        self.loco = state["players"][seat]["loco"]
+        self.passes_left = rules.passes_allowed(state, seat)
+        self.links: list[Route] = []
+        self.stops: list[Hex] = []
+        self.visited: set[Hex] = {start} if first is None else set()
+        self._takes: dict[Hex, bool] = {}
+
+    def at(self) -> Hex:
+        return self.stops[-1] if self.stops else self.start
+
+    def ways_on(self) -> list[tuple[Route, Hex]]:
+        """Every (link, stop at its far end) that leaves where the cube is now."""
+        if not self.links and self.first is not None:
+            return self.first
+        return self.graph.at_stop.get(self.at(), [])
+
+    def refusal(self, link: Route, there: Hex) -> IllegalMove | None:
+        """Why the cube may not take `link` to `there` next, or None."""
+        if there in self.visited:
+            return IllegalMove("REVISITS_STOP", f"the route visits {there} twice")
+        if any(link is used for used in self.links):
+            return IllegalMove("ROUTE_BROKEN", f"the route uses link {link.link_id} twice",
+                               link=link.link_id)
+        return None
+
+    def takes(self, there: Hex) -> bool:
+        """Whether the cube's colour is taken at this stop (then it stops, or passes on)."""
+        known = self._takes.get(there)
+        if known is None:
+            known = there in self.graph.cities and self.rules.accepts(self.state, there, self.colour)
+            self._takes[there] = known
+        return known
+
+    def go(self, link: Route, there: Hex) -> None:
+        self.links.append(link)
+        self.stops.append(there)
+        self.visited.add(there)
+
+    def back(self) -> None:
+        self.links.pop()
+        self.visited.discard(self.stops.pop())
+
+    def blocked(self, seat: int) -> bool:
+        return self.rules.route_blocked(self.state, seat, self.colour, self.start, self.stops,
+                                        self.links)
+
+    def every_route(self) -> Iterator[tuple[list[Route], list[Hex]]]:
+        """Every route the rule allows from here, as (links, stops after start)."""
+        if len(self.links) == self.loco:
+            return
+        for link, there in self.ways_on():
+            if self.refusal(link, there) is not None:
+                continue
+            self.go(link, there)
+            if self.takes(there):
+                yield list(self.links), list(self.stops)
+                if self.passes_left > 0:
+                    self.passes_left -= 1
+                    yield from self.every_route()
+                    self.passes_left += 1
+            else:
+                yield from self.every_route()
+            self.back()
+
+
+def deliveries(state: State, rules: Rules, seat: int) -> list[dict]:
     graph = LinkGraph(state, rules)
-    loco = state["players"][seat]["loco"]
-    passes = rules.passes_allowed(state, seat)
     moves: list[dict] = []
+    income: dict[tuple[int, ...], dict[str, int]] = {}
     for k, colours in sorted(rules.cube_sources(state).items()):
         start = parse_key(k)
         first = rules.delivery_first_steps(state, start, graph.by_id.values())
         for colour in sorted(set(colours)):
-            for links, stops in _routes_from(state, rules, graph, start, colour, loco, passes, first):
+            trip = Trip(state, rules, graph, seat, start, colour, first)
+            for links, stops in trip.every_route():
                 if rules.route_blocked(state, seat, colour, start, stops, links):
                     continue
+                ids = tuple(id(link) for link in links)
+                if ids not in income:
+                    income[ids] = income_of(state, rules, links)
                 move = {"type": "deliver", "from": as_dict(start), "color": colour,
-                        "links": [link.link_id for link in links],
-                        "income": income_of(state, rules, links)}
+                        "links": [link.link_id for link in links], "income": dict(income[ids])}
                 if first is not None:
                     move["toward"] = as_dict(stops[0])
                 moves.append(move)
     return moves
-
-
-def _routes_from(state, rules: Rules, graph: LinkGraph, start: Hex, colour: str, loco: int, passes: int,
-                 first: list[tuple] | None = None):
-    """Every route a cube of `colour` can take from `start`: (links, stops after start). `first`
-    lists the first steps of a cube that starts between stops (see Rules.delivery_first_steps)."""
-    path: list[Route] = []
-    stops: list[Hex] = []
-    visited = {start} if first is None else set()
-
-    def extend(at: Hex, passes_left: int):
-        if len(path) == loco:
-            return
-        for link, there in (first if not path and first is not None else graph.at_stop.get(at, [])):
-            if there in visited or any(link is used for used in path):
-                continue
-            path.append(link)
-            stops.append(there)
-            visited.add(there)
-            takes = there in graph.cities and rules.accepts(state, there, colour)
-            if takes:
-                yield list(path), list(stops)
-                if passes_left > 0:
-                    yield from extend(there, passes_left - 1)
-            else:
-                yield from extend(there, passes_left)
-            path.pop()
-            stops.pop()
-            visited.discard(there)
-
-    yield from extend(start, passes)
 
 
 def check_delivery(state: State, rules: Rules, seat: int,
@@ -157,47 +207,40 @@ def check_delivery(state: State, rules: Rules, seat: int,
         toward = hex_field(move, "toward")
     elif first is not None:
         raise IllegalMove("BAD_MOVE", "a cube between two stops names the stop it goes toward")
-    links: list[Route] = []
-    stops: list[Hex] = []
-    at, visited = start, ({start} if first is None else set())
-    passes_left = rules.passes_allowed(state, seat)
+    trip = Trip(state, rules, graph, seat, start, colour, first)
     for i, link_id in enumerate(ids):
         link = graph.by_id.get(link_id)
         if link is None:
             raise IllegalMove("NO_SUCH_LINK", f"no complete link {link_id!r}", link=link_id)
-        a, b = link.stops
+        ways = [there for way, there in trip.ways_on() if way is link]
         if i == 0 and first is not None:
-            if not any(link is f and toward == s for f, s in first):
+            if toward not in ways:
                 raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not pass {start} toward "
                                   f"{toward}", link=link_id)
-            assert toward is not None  # a first step names its stop (checked above)
             there = toward
-        elif at not in (a, b):
-            raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not start at {at}", link=link_id)
+        elif not ways:
+            raise IllegalMove("ROUTE_BROKEN", f"link {link_id} does not start at {trip.at()}",
+                              link=link_id)
         else:
-            there = b if at == a else a
-        if there in visited:
-            raise IllegalMove("REVISITS_STOP", f"the route visits {there} twice")
-        if any(link is used for used in links):
-            raise IllegalMove("ROUTE_BROKEN", f"the route uses link {link_id} twice", link=link_id)
-        takes = there in graph.cities and rules.accepts(state, there, colour)
+            there = ways[0]
+        refusal = trip.refusal(link, there)
+        if refusal is not None:
+            raise refusal
+        takes = trip.takes(there)
         last = i == len(ids) - 1
         if takes and not last:
-            if passes_left == 0:
+            if trip.passes_left == 0:
                 raise IllegalMove("PASSES_OWN_COLOUR", f"the cube must stop at {there}")
-            passes_left -= 1
+            trip.passes_left -= 1
         if last and not takes:
             raise IllegalMove("WRONG_DESTINATION", f"{there} does not take {colour}")
-        links.append(link)
-        stops.append(there)
-        visited.add(there)
-        at = there
-    if rules.route_blocked(state, seat, colour, start, stops, links):
+        trip.go(link, there)
+    if trip.blocked(seat):
         raise IllegalMove("ROUTE_BLOCKED")
-    return start, colour, links, stops
+    return start, colour, trip.links, trip.stops
 
 
-def check(state: State, rules: Rules, seat: int, move: Move):
+def check(state: State, rules: Rules, seat: int, move: Move) -> tuple[str, tuple | None]:
     kind = expect_type(move, "deliver", "upgrade_locomotive", "pass")
     if kind == "upgrade_locomotive":
         check_upgrade(state, seat)
@@ -214,6 +257,7 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
         mg["upgraded"].append(seat)
         raise_locomotive(state, seat, events)
     elif kind == "deliver":
+        assert detail is not None
         start, colour, links, stops = detail
         deliver(state, rules, seat, start, colour, links, stops[-1], events)
     else:

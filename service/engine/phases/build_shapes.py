@@ -1,0 +1,264 @@
+"""What a build does on one hex, judged from the hex's surroundings alone.
+
+A build's legality splits in two. The part that depends only on what the hex holds (its tracks
+or town exits, which of them the builder may turn), on what lies across each edge (the
+`edge_status` list) and on whether the builder owns any track, is a pure function of those few
+values: it is computed here, and the shapes a hex may take are kept per distinct surrounding
+(the same small set recurs on every hex of every map). The part that depends on the rest of
+the state (tile supply, loops, costs, cash) is judged in `build.py` each time.
+
+Every refusal raises IllegalMove naming the rule, in the order the rules are checked; the
+listing keeps the refusals as values so it never pays for raising them.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from dataclasses import dataclass
+from functools import lru_cache
+
+from service.engine import rules_data as R
+from service.engine import tiles as T
+from service.engine.errors import IllegalMove
+from service.engine.layout import EdgeStatus
+
+ANCHORS = frozenset({"city", "own", "unowned"})
+OPEN = frozenset({"free", "off", "closed"})
+BARRED = frozenset({"off", "closed", "opponent"})
+
+Track = T.Track
+Status = tuple[EdgeStatus, ...]
+
+
+@dataclass(frozen=True)
+class TrackGeometry:
+    """A track shape on a plain hex: what it adds, what it turns, and how it is priced."""
+
+    tile: str
+    kind: str  # simple | coexisting | crossing
+    fresh: tuple[Track, ...]  # tracks that are the builder's after it (added, or the redirected one)
+    redirect_from: Track | None  # the track a redirect turns, None otherwise
+    upgrade: bool  # the hex held track before (and this is no redirect)
+    joined: tuple[Track, ...]  # fresh tracks with both ends joined: only these may close a loop
+    pairs: tuple[tuple[int, int], ...]  # every track of the hex afterwards, sorted (the move's form)
+    pricing: tuple[bool, bool, str] = (False, False, "")  # (redirect?, upgrade?, kind): one price
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "pricing", (self.redirect_from is not None, self.upgrade, self.kind))
+
+
+@dataclass(frozen=True)
+class TownGeometry:
+    """Town exits on a town hex: what they add and how they are priced."""
+
+    shape: T.TownShape
+    fresh: tuple[int, ...]  # exits added
+    joined: tuple[int, ...]
+    base_cost: int
+    exits: tuple[int, ...]  # every exit afterwards, sorted (the move's form)
+
+
+def _check_edges(status: Status, edges) -> None:
+    for e in edges:
+        s = status[e]
+        if s == "off":
+            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}")
+        if s == "closed":
+            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}")
+        if s == "opponent":
+            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end")
+
+
+def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
+                  owns: bool) -> TownGeometry:
+    """`mine`: the builder owns track on this hex; `owns`: the builder owns track anywhere."""
+    shape = T.town_shape(exits)
+    if shape is None:
+        raise IllegalMove("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
+    if not old_exits <= exits:
+        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay")
+    added = tuple(sorted(exits - old_exits))
+    if not added:
+        raise IllegalMove("BAD_MOVE", "the build changes nothing")
+    _check_edges(status, added)
+    if not mine and not any(status[e] in ANCHORS for e in added):
+        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track")
+    if not owns:
+        raise IllegalMove("FIRST_TILE_SIMPLE")
+    b = R.BUILD_COSTS
+    cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old_exits else b["upgrade_town"]
+    joined = tuple(e for e in added if status[e] not in OPEN)
+    return TownGeometry(shape, added, joined, cost, tuple(sorted(exits)))
+
+
+def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
+                   turnable: frozenset[Track], status: Status, owns: bool) -> TrackGeometry:
+    """`turnable`: the old tracks the builder may redirect (its own or unowned)."""
+    shape = T.track_shape(tracks)
+    if shape is None:
+        raise IllegalMove("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
+    removed = [t for t in old_tracks if t not in tracks]
+    added = [t for t in tracks if t not in old_tracks]
+    if not added:
+        raise IllegalMove("BAD_MOVE", "the build changes nothing")
+    redirect_from = None
+    if removed:
+        redirect_from, turned = _check_redirect(removed, added, turnable, status)
+        fresh: tuple[Track, ...] = (turned,)
+    else:
+        _check_edges(status, [e for t in added for e in t])
+        for t in added:
+            if not any(status[e] in ANCHORS for e in t):
+                raise IllegalMove("NOT_CONNECTED",
+                                  f"track {list(t)} must start from a city or extend your track")
+        if not owns and (
+                old_tracks or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
+            raise IllegalMove("FIRST_TILE_SIMPLE")
+        fresh = tuple(added)
+    joined = tuple(t for t in fresh if status[t[0]] not in OPEN and status[t[1]] not in OPEN)
+    return TrackGeometry(shape.tile, shape.kind, fresh, redirect_from,
+                         bool(old_tracks) and redirect_from is None, joined, tuple(sorted(tracks)))
+
+
+def _check_redirect(removed: list[Track], added: list[Track], turnable: frozenset[Track],
+                    status: Status) -> tuple[Track, Track]:
+    if len(removed) != 1 or len(added) != 1:
+        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+    (x, y), new = removed[0], added[0]
+    if not {x, y} & set(new):
+        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+    if (x, y) not in turnable:
+        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
+    joined = {e for e in (x, y) if status[e] not in OPEN}
+    if len(joined) != 1:
+        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
+    kept = joined.pop()
+    if kept not in new:
+        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
+    turned = new[0] if new[1] == kept else new[1]
+    _check_edges(status, [turned])
+    return (x, y), T.norm(kept, turned)
+
+
+# -- the shapes a hex may take ------------------------------------------------------------------
+
+def _mask(edges) -> int:
+    m = 0
+    for e in edges:
+        m |= 1 << e
+    return m
+
+
+# Each track shape with the edge mask of each of its tracks, and each town shape with its mask.
+_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
+_TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
+
+
+def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int) -> list[frozenset]:
+    """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
+    are anchored and not barred, and every one-track redirect."""
+    out: list[frozenset] = []
+    if not old_tracks and not anchored:
+        return out
+    for tracks, masks in _TRACK_MASKS:
+        if old_tracks:
+            if not old_tracks < tracks:
+                continue
+            masks = tuple(_mask(t) for t in tracks - old_tracks)
+        if all(not m & bad and m & anchored for m in masks):
+            out.append(tracks)
+    for t in old_tracks:
+        rest = old_tracks - {t}
+        used = {e for r in rest for e in r}
+        for kept in t:
+            for turned in range(6):
+                if turned in used or turned in t:
+                    continue
+                tracks = rest | {T.norm(kept, turned)}
+                if tracks in T.TRACK_SHAPES:
+                    out.append(tracks)
+    return out
+
+
+def _candidate_towns(old_mask: int, mine: bool, anchored: int, bad: int) -> list[frozenset]:
+    out = []
+    for exits, mask in _TOWN_MASKS:
+        added = mask & ~old_mask
+        if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
+            out.append(exits)
+    return out
+
+
+def _masks(status: Status) -> tuple[int, int]:
+    anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
+    bad = _mask(e for e in range(6) if status[e] in BARRED)
+    return anchored, bad
+
+
+# -- one shape, judged once per distinct surrounding ---------------------------------------------
+
+@lru_cache(maxsize=1 << 15)
+def _track_outcome(tracks: frozenset[Track], old_tracks: frozenset[Track],
+                   turnable: frozenset[Track], status: Status,
+                   owns: bool) -> TrackGeometry | IllegalMove:
+    try:
+        return track_geometry(tracks, old_tracks, turnable, status, owns)
+    except IllegalMove as refusal:
+        refusal.__traceback__ = None
+        return refusal
+
+
+@lru_cache(maxsize=1 << 14)
+def _town_outcome(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
+                  owns: bool) -> TownGeometry | IllegalMove:
+    try:
+        return town_geometry(exits, old_exits, mine, status, owns)
+    except IllegalMove as refusal:
+        refusal.__traceback__ = None
+        return refusal
+
+
+def _raise_again(refusal: IllegalMove) -> IllegalMove:
+    """A fresh copy of a kept refusal, so no raise shares (or grows) another's traceback."""
+    return IllegalMove(refusal.code, refusal.detail, **refusal.extra)
+
+
+def judge_track(tracks: frozenset[Track], old_tracks: frozenset[Track],
+                turnable: frozenset[Track], status: Status, owns: bool) -> TrackGeometry:
+    """track_geometry, kept per distinct argument set (apply judges one shape per move)."""
+    out = _track_outcome(tracks, old_tracks, turnable, status, owns)
+    if isinstance(out, IllegalMove):
+        raise _raise_again(out)
+    return out
+
+
+def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
+               owns: bool) -> TownGeometry:
+    """town_geometry, kept per distinct argument set."""
+    out = _town_outcome(exits, old_exits, mine, status, owns)
+    if isinstance(out, IllegalMove):
+        raise _raise_again(out)
+    return out
+
+
+# The distinct surroundings met in play number in the thousands; the bound only guards memory.
+@lru_cache(maxsize=1 << 15)
+def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
+                  owns: bool) -> tuple[tuple[frozenset[Track], TrackGeometry], ...]:
+    """Every track shape a plain hex with these surroundings may take, with its geometry."""
+    out = []
+    for tracks in _candidate_tracks(old_tracks, *_masks(status)):
+        with suppress(IllegalMove):
+            out.append((tracks, track_geometry(tracks, old_tracks, turnable, status, owns)))
+    return tuple(out)
+
+
+@lru_cache(maxsize=1 << 14)
+def town_options(old_exits: frozenset[int], mine: bool, status: Status,
+                 owns: bool) -> tuple[tuple[frozenset[int], TownGeometry], ...]:
+    """Every set of exits a town hex with these surroundings may take, with its geometry."""
+    out = []
+    for exits in _candidate_towns(_mask(old_exits), mine, *_masks(status)):
+        with suppress(IllegalMove):
+            out.append((exits, town_geometry(exits, old_exits, mine, status, owns)))
+    return tuple(out)
