@@ -20,7 +20,7 @@ from service.engine import rules_data as R
 from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
-from service.engine.layout import BuildTurn, Event, Move, State
+from service.engine.layout import BuildTurn, EdgeStatus, Event, Move, State
 from service.engine.moves import expect_type, hex_field
 from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
 from service.engine.phases import build_shapes as S
