@@ -1525,15 +1525,21 @@ class UrbanizeMove(Move):
 
 @dataclass(kw_only=True)
 class Verdict(Model):
-    """A dry run's verdict: `legal: true` with the cost and the events the move would produce, or
-    `legal: false` with the rule's `code` and `detail` (and the fields of that code, see docs/error-
-    codes.md).
+    """A dry run's verdict: `legal: true` with the cost and the events the move would produce (up to
+    its first random step: `stops_at`), or `legal: false` with the rule's `code` and `detail` (and
+    the fields of that code, see docs/error-codes.md).
     """
 
     legal: bool
     cost: int | None = None
-    # The events the move would produce.
+    # The events the move would produce, in order, up to its first random step (see `stops_at`).
     effects: list[Event] | None = None
+    # Present when the dry run stopped before the end of the move: `random`, at its first random
+    # step (the growth dice, a production draw, a shuffle or any other draw of the seeded
+    # generator). `effects` then holds only what comes before that step: no answer shows a random
+    # outcome before the move that causes it is made. Absent when the dry run ran the move to its
+    # end.
+    stops_at: Literal["random"] | None = None
     # The rule the move breaks.
     code: str | None = None
     detail: str | None = None

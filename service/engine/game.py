@@ -251,19 +251,35 @@ def apply(state: dict, seat: int, move: dict) -> tuple[dict, list[dict]]:
     _check_turn(state, seat, move)
     new = copy_state(state)
     events: list = []
-    rules = rules_for(new["map"])
-    DECIDING[new["phase"]].apply(new, rules, seat, move, events)
-    _advance(new, rules, events)
+    _play(new, seat, move, events)
     return new, events
 
 
+def _play(state: dict, seat: int, move: dict, events: list) -> None:
+    """Plays one move of `seat` (its turn checked) on `state` in place, appending what happens
+    to `events`."""
+    rules = rules_for(state["map"])
+    DECIDING[state["phase"]].apply(state, rules, seat, move, events)
+    _advance(state, rules, events)
+
+
 def validate(state: dict, seat: int, move: dict) -> dict:
-    """A dry run: whether the move is legal now, what it costs and what it would do."""
+    """A dry run: whether the move is legal now, what it costs and what it would do, up to its
+    first random step. The generator refuses to draw in a dry run, so the effects stop before
+    any dice, drawn cube or shuffle, and the verdict says so with `stops_at: "random"`."""
+    events: list = []
+    stops_at = None
     try:
-        _, events = apply(state, seat, move)
+        _check_turn(state, seat, move)
+        with rng.refusing():
+            _play(copy_state(state), seat, move, events)
     except IllegalMove as e:
         return {"legal": False, **e.as_dict()}
+    except rng.RandomStep:
+        stops_at = "random"
     result: dict = {"legal": True, "effects": events}
+    if stops_at is not None:
+        result["stops_at"] = stops_at
     cost = next((e["cost"] for e in events if e["type"] == "track_built"), None)
     if cost is not None:
         result["cost"] = cost
