@@ -22,6 +22,7 @@ from service.engine.phases import (
     scoring,
     shares,
 )
+from service.engine.resign import resign
 from service.engine.state import FORMAT, active_players, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
 from service.engine.variants.registry import VARIANTS
@@ -40,7 +41,7 @@ DECIDING = {
 
 __all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "MAP_IDS", "COLOURS", "NEW_CITY_LETTERS",
            "new_game", "legal_moves", "apply", "validate", "view", "active_seat", "is_finished",
-           "record_header", "replay", "maps", "map_info", "action_ids"]
+           "record_header", "replay", "maps", "map_info", "action_ids", "resign"]
 
 COLOURS = tuple(R.CUBE_COUNTS)
 NEW_CITY_LETTERS = NEW_CITY_COLUMNS
