@@ -149,9 +149,16 @@ class BidEvent(Event):
 
 
 class HistoryMove(OneOf):
-    """What a history entry did: a move of the game (`Move`), or one of the entries that take moves
-    back or only record something (`TimelineMove`).
+    """What a history entry did: a move of the game (`RecordedMove`: a `Move`, or a seat's
+    resignation), or one of the entries that take moves back or only record something
+    (`TimelineMove`).
     """
+
+    DISCRIMINATOR = "type"
+
+
+class RecordedMove(OneOf):
+    """A record's move: a move of the game (`Move`), or a seat's resignation (`ResignEntry`)."""
 
     DISCRIMINATOR = "type"
 
@@ -840,7 +847,7 @@ class MoveUndoneEvent(Event):
     type: Literal["move_undone"] = "move_undone"
     seat: Seat
     version: Version
-    move: Move
+    move: RecordedMove
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -980,11 +987,24 @@ class PassedEvent(Event):
 
 @dataclass(kw_only=True)
 class PlayerEliminatedEvent(Event):
-    """A seat went bankrupt (income below 0) and is out; its track stays, unowned."""
+    """A seat is out: it went bankrupt (income below 0), or it resigned (after its `player_resigned`
+    event); its track stays, unowned.
+    """
 
     type: Literal["player_eliminated"] = "player_eliminated"
     seat: Seat
     income: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PlayerResignedEvent(Event):
+    """A seat resigned (`POST …/resign`); the `player_eliminated` event that follows takes it out of
+    the game.
+    """
+
+    type: Literal["player_resigned"] = "player_resigned"
+    seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1144,10 +1164,10 @@ class RecordInputPlayer(Model):
 
 @dataclass(kw_only=True)
 class RecordMove(Model):
-    """One move of a record: the seat and the move."""
+    """One move of a record: the seat and the move (a resignation is `{"type": "resign"}`)."""
 
     seat: Seat
-    move: Move
+    move: RecordedMove
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1184,6 +1204,16 @@ class RemoveWallMoveEdge(Model):
 
     a: Hex
     b: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ResignEntry(RecordedMove):
+    """The seat resigned (`POST …/resign`): a move of the game, replayed like the others (events
+    `player_resigned`, `player_eliminated`).
+    """
+
+    type: Literal["resign"] = "resign"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1701,6 +1731,7 @@ Event.VARIANTS = {
     "oil_placed": OilPlacedEvent,
     "passed": PassedEvent,
     "player_eliminated": PlayerEliminatedEvent,
+    "player_resigned": PlayerResignedEvent,
     "production": ProductionEvent,
     "production_drawn": ProductionDrawnEvent,
     "round_started": RoundStartedEvent,
@@ -1721,25 +1752,26 @@ Event.VARIANTS = {
 
 
 HistoryMove.VARIANTS = {
-    "bid": Move,
-    "build": Move,
-    "deliver": Move,
-    "drop_out": Move,
-    "end_build": Move,
-    "issue_shares": Move,
-    "pass": Move,
-    "produce": Move,
-    "remove_wall": Move,
-    "select_action": Move,
+    "bid": RecordedMove,
+    "build": RecordedMove,
+    "deliver": RecordedMove,
+    "drop_out": RecordedMove,
+    "end_build": RecordedMove,
+    "issue_shares": RecordedMove,
+    "pass": RecordedMove,
+    "produce": RecordedMove,
+    "remove_wall": RecordedMove,
+    "resign": RecordedMove,
+    "select_action": RecordedMove,
     "takeback": TimelineMove,
     "takeback_accepted": TimelineMove,
     "takeback_cancelled": TimelineMove,
     "takeback_declined": TimelineMove,
     "takeback_proposed": TimelineMove,
-    "turn_order_pass": Move,
+    "turn_order_pass": RecordedMove,
     "undo": TimelineMove,
-    "upgrade_locomotive": Move,
-    "urbanize": Move,
+    "upgrade_locomotive": RecordedMove,
+    "urbanize": RecordedMove,
 }
 
 
@@ -1768,6 +1800,24 @@ Order.VARIANTS = {
     "pass": PassOrder,
     "select_action": SelectActionOrder,
     "upgrade_locomotive": UpgradeLocomotiveOrder,
+}
+
+
+RecordedMove.VARIANTS = {
+    "bid": Move,
+    "build": Move,
+    "deliver": Move,
+    "drop_out": Move,
+    "end_build": Move,
+    "issue_shares": Move,
+    "pass": Move,
+    "produce": Move,
+    "remove_wall": Move,
+    "resign": ResignEntry,
+    "select_action": Move,
+    "turn_order_pass": Move,
+    "upgrade_locomotive": Move,
+    "urbanize": Move,
 }
 
 

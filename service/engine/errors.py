@@ -9,7 +9,7 @@ CODES: dict[str, str] = {
     "GAME_FINISHED": "the game is over",
     "NOT_YOUR_TURN": "another seat decides now",
     "WRONG_PHASE": "that kind of move is not made in the current phase",
-    "PLAYER_ELIMINATED": "an eliminated player takes no further part",
+    "PLAYER_ELIMINATED": "an eliminated (bankrupt or resigned) player takes no further part",
     "SHARE_LIMIT": "no more than 15 shares may be issued in all",
     "BID_TOO_LOW": "a bid must be at least $1 and above the high bid",
     "BID_ABOVE_CASH": "a bid may not exceed the bidder's cash",
