@@ -1027,7 +1027,10 @@ class PlayerView(Model):
 
 @dataclass(kw_only=True)
 class Problem(Model):
-    """RFC 9457 problem details, plus a stable `code` and fields that help."""
+    """RFC 9457 problem details, plus a stable `code` and fields that help: a rule error names what it
+    is about (`hex`, `edge`, `city`, `link`, `action`, `amount`, …; per code in docs/error-
+    codes.md), so that a UI can point at it.
+    """
 
     # A URI naming the problem: `urn:aos:problem:<code>`.
     type: str
@@ -1040,6 +1043,40 @@ class Problem(Model):
     version: Version | None = None
     # The failing move of a replayed record.
     index: int | None = None
+    # Rule codes about a hex (`OFF_MAP`, `NOT_BUILDABLE`, `NOT_CONNECTED`, …): the hex at fault.
+    hex: Hex | None = None
+    # Rule codes about an edge (`OFF_MAP`, `INTO_IMPASSABLE`, `INTO_OPPONENT_TRACK`): the edge of
+    # the built hex, 0-5 clockwise from north; Berlin's `REMOVE_WALL_NOT_ALLOWED`: the edge `{a, b}`
+    # between two hexes.
+    edge: int | dict[str, Any] | None = None
+    # `NO_CUBE` (where the delivery starts), `PASSES_OWN_COLOUR`: the city hex at fault.
+    city: Hex | None = None
+    # `NO_CUBE`: the colour of the cube asked for.
+    color: Colour | None = None
+    # `NO_SUCH_LINK`, `ROUTE_BROKEN`: the link id at fault.
+    link: str | None = None
+    # `ACTION_UNAVAILABLE`: the action asked for.
+    action: str | None = None
+    # `ACTION_UNAVAILABLE`: the actions that may be taken now.
+    available: list[str] | None = None
+    # `BID_TOO_LOW`, `BID_ABOVE_CASH`: the bid; `SHARE_LIMIT`: the shares asked for.
+    amount: int | None = None
+    # `BID_TOO_LOW`: the lowest bid allowed now.
+    minimum: int | None = None
+    # `INSUFFICIENT_CASH`, `BID_ABOVE_CASH`: the cash needed; `BAD_PLACEMENT`: the cubes to place.
+    need: int | None = None
+    # `INSUFFICIENT_CASH`, `BID_ABOVE_CASH`: the cash; `SHARE_LIMIT`: the shares issued.
+    have: int | None = None
+    # `SHARE_LIMIT`: the most shares there may be.
+    limit: int | None = None
+    # `NOT_YOUR_TURN`: the seat that decides.
+    active_seat: int | None = None
+    # `TILE_UNAVAILABLE`: the tile shape used up.
+    tile: str | None = None
+    # `ROUTE_TOO_LONG`: the links the delivery names.
+    links: int | None = None
+    # `ROUTE_TOO_LONG`, `LOCOMOTIVE_MAX`: the locomotive level.
+    locomotive: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -175,9 +175,9 @@ def check_turn(state: dict, rules, seat: int, h: Hex) -> None:
     if build["tiles_left"] <= 0:
         raise IllegalMove("NO_TILES_LEFT")
     if not rules.map.on_map(h):
-        raise IllegalMove("OFF_MAP", f"{h} is not on the map")
+        raise IllegalMove("OFF_MAP", f"{h} is not on the map", hex=as_dict(h))
     if key(h) in build["built"]:
-        raise IllegalMove("HEX_ALREADY_BUILT")
+        raise IllegalMove("HEX_ALREADY_BUILT", hex=as_dict(h))
 
 
 def hex_buildable(state: dict, rules, net: Network, h: Hex) -> bool:
@@ -200,7 +200,7 @@ def check_hex(state: dict, rules, net: Network, seat: int, h: Hex) -> None:
     """The rules about the hex itself and the turn, whatever is built there."""
     check_turn(state, rules, seat, h)
     if not hex_buildable(state, rules, net, h):
-        raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
+        raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}", hex=as_dict(h))
 
 
 def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: frozenset | None,
@@ -209,7 +209,7 @@ def plan_shape(state: dict, rules, net: Network, seat: int, h: Hex, tracks: froz
     edge_status list."""
     is_town = h in net.towns
     if is_town != (exits is not None):
-        raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
+        raise IllegalMove("TOWN_NEEDS_TOWN_TRACK", hex=as_dict(h))
     old = {p: net.owner[p] for p in net.pieces_on(h)}
     old_tile = state["tiles"].get(key(h))
     owns = net.owns_track(seat)
@@ -233,11 +233,12 @@ def _check_edges(status: list[str], edges) -> None:
             continue
         s = status[e]
         if s == "off":
-            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}")
+            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}", edge=e)
         if s == "closed":
-            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}")
+            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}",
+                              edge=e)
         if s == "opponent":
-            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end")
+            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end", edge=e)
 
 
 def _plan_town(seat, h, exits, old, old_tile, status, owns, supply) -> BuildPlan:
@@ -246,16 +247,17 @@ def _plan_town(seat, h, exits, old, old_tile, status, owns, supply) -> BuildPlan
         raise IllegalMove("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
     old_exits = {p[1] for p in old}
     if not old_exits <= exits:
-        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay")
+        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay", hex=as_dict(h))
     added = sorted(exits - old_exits)
     if not added:
         raise IllegalMove("BAD_MOVE", "the build changes nothing")
     _check_edges(status, added)
     has_track_here = any(o == seat for o in old.values())
     if not has_track_here and not any(status[e] in ANCHORS for e in added):
-        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track")
+        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track",
+                          hex=as_dict(h))
     if not owns:
-        raise IllegalMove("FIRST_TILE_SIMPLE")
+        raise IllegalMove("FIRST_TILE_SIMPLE", hex=as_dict(h))
     pieces = dict(old)
     for e in added:
         pieces[(h, e, CENTRE)] = seat
@@ -291,10 +293,11 @@ def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
         for t in added:
             if not any(status[e] in ANCHORS for e in t):
                 raise IllegalMove("NOT_CONNECTED",
-                                  f"track {list(t)} must start from a city or extend your track")
+                                  f"track {list(t)} must start from a city or extend your track",
+                                  hex=as_dict(h))
         if not owns and (
                 old or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
-            raise IllegalMove("FIRST_TILE_SIMPLE")
+            raise IllegalMove("FIRST_TILE_SIMPLE", hex=as_dict(h))
         for t in added:
             pieces[(h, t[0], t[1])] = seat
     b = R.BUILD_COSTS
@@ -313,19 +316,23 @@ def _plan_track(state, rules, net, seat, h, tracks, old, old_tile, status, owns)
 
 def _check_redirect(net, seat, h, removed, added, old_tracks, status) -> tuple[Piece, Piece]:
     if len(removed) != 1 or len(added) != 1:
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end",
+                          hex=as_dict(h))
     (x, y), new = removed[0], added[0]
     if not {x, y} & set(new):
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end",
+                          hex=as_dict(h))
     old_piece = old_tracks[(x, y)]
     if net.owner[old_piece] not in (seat, None):
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
+        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player", hex=as_dict(h))
     joined = {e for e in (x, y) if status[e] not in ("free", "off", "closed")}
     if len(joined) != 1:
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
+        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns",
+                          hex=as_dict(h))
     kept = joined.pop()
     if kept not in new:
-        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
+        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track",
+                          hex=as_dict(h))
     turned = new[0] if new[1] == kept else new[1]
     _check_edges(status, [turned])
     a, b = T.norm(kept, turned)
@@ -353,7 +360,7 @@ def _check_loops(net: Network, plan: BuildPlan, status: list[str]) -> None:
             route = net.route_through(p)
             if any(end.kind == "cycle" for end in route.ends) or (
                     route.complete and route.ends[0].hex == route.ends[1].hex):
-                raise IllegalMove("LOOP")
+                raise IllegalMove("LOOP", hex=as_dict(plan.hex))
     finally:
         net.replace_hex(plan.hex, old)
 
@@ -370,7 +377,7 @@ def check_urbanize(state: dict, rules, seat: int, move: dict, net: Network) -> t
     if build["urbanized"] or build["built"]:
         raise IllegalMove("URBANIZE_ALREADY")
     if h not in net.towns:
-        raise IllegalMove("URBANIZE_NOT_TOWN", f"{h} is not a town")
+        raise IllegalMove("URBANIZE_NOT_TOWN", f"{h} is not a town", hex=as_dict(h))
     if letter not in rules.new_city_letters() or letter in state["new_cities"].values():
         raise IllegalMove("NEW_CITY_UNAVAILABLE", f"new city {letter!r} cannot be placed")
     return h, letter

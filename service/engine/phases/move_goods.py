@@ -43,7 +43,7 @@ def check_upgrade(state: dict, seat: int) -> None:
     if seat in state["move_goods"]["upgraded"]:
         raise IllegalMove("LOCOMOTIVE_UPGRADED")
     if state["players"][seat]["loco"] >= R.MAX_LOCOMOTIVE:
-        raise IllegalMove("LOCOMOTIVE_MAX")
+        raise IllegalMove("LOCOMOTIVE_MAX", locomotive=state["players"][seat]["loco"])
 
 
 class LinkGraph:
@@ -131,7 +131,7 @@ def check_delivery(state: dict, rules, seat: int,
             isinstance(i, str) for i in ids):
         raise IllegalMove("BAD_MOVE", "a delivery names from, color and a non-empty list of links")
     if colour not in rules.cube_sources(state).get(key(start), []):
-        raise IllegalMove("NO_CUBE", f"no {colour} cube at {start}")
+        raise IllegalMove("NO_CUBE", f"no {colour} cube at {start}", city=as_dict(start), color=colour)
     loco = state["players"][seat]["loco"]
     if len(ids) > loco:
         raise IllegalMove("ROUTE_TOO_LONG", f"{len(ids)} links with a level-{loco} locomotive",
@@ -163,17 +163,17 @@ def check_delivery(state: dict, rules, seat: int,
         else:
             there = b if at == a else a
         if there in visited:
-            raise IllegalMove("REVISITS_STOP", f"the route visits {there} twice")
+            raise IllegalMove("REVISITS_STOP", f"the route visits {there} twice", hex=as_dict(there))
         if any(link is used for used in links):
             raise IllegalMove("ROUTE_BROKEN", f"the route uses link {link_id} twice", link=link_id)
         takes = there in graph.cities and rules.accepts(state, there, colour)
         last = i == len(ids) - 1
         if takes and not last:
             if passes_left == 0:
-                raise IllegalMove("PASSES_OWN_COLOUR", f"the cube must stop at {there}")
+                raise IllegalMove("PASSES_OWN_COLOUR", f"the cube must stop at {there}", city=as_dict(there))
             passes_left -= 1
         if last and not takes:
-            raise IllegalMove("WRONG_DESTINATION", f"{there} does not take {colour}")
+            raise IllegalMove("WRONG_DESTINATION", f"{there} does not take {colour}", hex=as_dict(there))
         links.append(link)
         stops.append(there)
         visited.add(there)

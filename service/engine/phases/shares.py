@@ -24,7 +24,7 @@ def check(state: dict, rules, seat: int, move: dict) -> int:
     shares = state["players"][seat]["shares"]
     if shares + count > R.MAX_SHARES:
         raise IllegalMove("SHARE_LIMIT", f"{shares} issued already; at most {R.MAX_SHARES - shares} more",
-                          have=shares, limit=R.MAX_SHARES)
+                          have=shares, limit=R.MAX_SHARES, amount=count)
     return count
 
 
