@@ -39,6 +39,7 @@ def resign(state: dict, seat: int) -> tuple[dict, list[dict]]:
     events.append({"type": "player_eliminated", "seat": seat, "income": player["income"]})
     _leave_step(new, rules, seat, was_deciding, events)
     if len(active_players(new)) <= 1:
+        _close_phase(new, events)
         game._finish(new, rules, events)
     elif not new["queue"]:
         game._advance(new, rules, events)
@@ -75,6 +76,15 @@ def _leave_step(state: dict, rules, seat: int, was_deciding: bool, events: list)
     elif phase == "move_goods" and not state["queue"] and state["move_goods"]["round"] == 1:
         state["move_goods"]["round"] = 2
         move_goods._open_round(state, rules)
+
+
+def _close_phase(state: dict, events: list) -> None:
+    """The game ends in the middle of a phase: cubes drawn for production go back to the bag,
+    and no phase record stays open."""
+    if state["production"]:
+        growth.finish_production(state, [], events)
+    for phase in ("auction", "build", "move_goods"):
+        state[phase] = None
 
 
 def _leave_auction(state: dict, seat: int, was_deciding: bool, events: list) -> None:

@@ -164,8 +164,9 @@ def test_two_of_three_resign_and_the_game_ends_with_them_last() -> None:
     state = game_at("build", 3, actions={"first_build": 2}, seats={2: {"income": 4, "shares": 3}})
     state, first = game.resign(state, 0)
     assert not game.is_finished(state)
+    assert state["build"]["seat"] == 2  # seat 0 resigned out of turn: seat 2 still builds
     state, events = game.resign(state, 2)
-    assert game.is_finished(state) and state["queue"] == []
+    assert game.is_finished(state) and state["queue"] == [] and state["build"] is None
     [finished] = events_of(events, "game_finished")
     ranks = {r["seat"]: (r["points"], r["rank"]) for r in finished["scores"]}
     # Seat 1: 3 x 0 income - 3 x 2 shares = -6, first; the resigned rank 2nd (last), no points.
@@ -181,3 +182,17 @@ def test_a_resigned_player_ranks_last_when_the_game_runs_to_its_end() -> None:
     assert scores[1]["points"] is None
     assert scores[1]["rank"] == max(r["rank"] for r in state["scores"])
     assert all(scores[s]["rank"] < scores[1]["rank"] for s in (0, 2, 3) if scores[s]["points"] is not None)
+
+
+def test_the_game_ends_while_production_waits_and_the_drawn_cubes_go_back() -> None:
+    state = game_at("move_goods", 3, actions={"production": 1})
+    for cube in state["display"]["light-1"]:
+        state["bag"][cube] += 1
+    state["display"]["light-1"] = [None, None, None]
+    state = finish_phase(state)
+    bag = sum(state["bag"].values())
+    state, _ = game.resign(state, 0)
+    state, events = game.resign(state, 2)  # seat 1 is left, placing its cubes: the game ends
+    assert game.is_finished(state) and state["production"] is None
+    assert sum(state["bag"].values()) == bag + 2
+    assert events_of(events, "dice_rolled") == []
