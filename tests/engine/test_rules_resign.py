@@ -5,9 +5,15 @@ docs/rules-decisions.md decision 20 (what a resignation does to the step in prog
 
 from __future__ import annotations
 
+import random
+
 import orjson
+import pytest
 
 from service.engine import game
+from service.engine import rules_data as R
+from service.engine.playout import RandomPlayer
+from service.engine.state import active_players, cubes_in_play
 from tests.engine.board import build_move as build
 from tests.engine.board import owner_of
 from tests.engine.helpers import decider, events_of, finish_phase, game_at, illegal, play, skip_to
@@ -196,3 +202,41 @@ def test_the_game_ends_while_production_waits_and_the_drawn_cubes_go_back() -> N
     assert game.is_finished(state) and state["production"] is None
     assert sum(state["bag"].values()) == bag + 2
     assert events_of(events, "dice_rolled") == []
+
+
+@pytest.mark.parametrize(("map_id", "players"), [("rust_belt", 5), ("madagascar", 4), ("iraq", 4),
+                                                  ("berlin", 5), ("holland", 4)])
+@pytest.mark.parametrize("seed", range(3))
+def test_random_games_with_resignations_at_random_moments_play_on_and_replay(
+        map_id: str, players: int, seed: int) -> None:
+    chooser = random.Random(seed)
+    state = game.new_game(map_id, [f"P{i}" for i in range(players)], f"resign-{seed}")
+    for p in state["players"]:
+        p["cash"] = 100
+    start, record = state, []
+    total = sum(R.CUBE_COUNTS.values())
+    player = RandomPlayer(chooser)
+    for _ in range(3000):
+        if game.is_finished(state):
+            break
+        if chooser.random() < 0.02:  # someone resigns: the decider or anyone still in
+            seat = chooser.choice(active_players(state))
+            state, events = game.resign(state, seat)
+            record.append((seat, None))
+        else:
+            seat = decider(state)
+            assert not state["players"][seat]["eliminated"]
+            options = game.legal_moves(state, seat)
+            assert options, f"seat {seat} must decide in {state['phase']} but has no legal move"
+            move = player.choose(state, seat, options)
+            state, events = game.apply(state, seat, move)
+            record.append((seat, move))
+        assert sum(state["bag"].values()) + cubes_in_play(state) == total
+    assert game.is_finished(state)
+    survivors = [s for s in state["scores"] if s["points"] is not None]
+    out = [s for s in state["scores"] if s["points"] is None]
+    assert all(s["rank"] == len(survivors) + 1 for s in out)
+    replayed = start
+    for seat, move in record:
+        replayed = game.resign(replayed, seat)[0] if move is None else game.apply(replayed, seat, move)[0]
+    assert orjson.dumps(replayed) == orjson.dumps(state)
