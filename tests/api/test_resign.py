@@ -117,3 +117,11 @@ def test_a_seat_undoes_its_resignation_while_nobody_has_moved_since(api) -> None
     assert after["version"] == 2
     record = api.client.get(f"/v1/games/{gid}/record").get_json()
     assert record["moves"] == []
+
+
+def test_the_board_tells_of_the_resignation(api) -> None:
+    game = api.create(seed="resign")
+    gid = game["game_id"]
+    assert resign(api, gid, game["seats"][2]["token"]).status_code == 200
+    svg = api.client.get(f"/v1/games/{gid}/board.svg").get_data(as_text=True)
+    assert "Cugnot resigned and is out of the game." in svg
