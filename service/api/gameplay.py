@@ -357,9 +357,9 @@ class Games:
     ) -> Applied:
         """Apply `move` of `seat` (already authenticated against `stored`; a move of the
         contract, or timeline.RESIGN), re-judging it against the new state whenever another
-        writer got in first. `by` says who made the move
-        when the server made it for the seat ("orders", "clock"): it goes into the log entry.
-        The seats' programmed orders that the move calls on go in the same commit."""
+        writer got in first. `by` says who made the move when the server made it for the seat
+        ("orders", "clock"): it goes into the log entry. The seats' programmed orders that the
+        move calls on go in the same commit."""
 
         def plan(stored: Stored, at_ms: int) -> Change:
             try:
