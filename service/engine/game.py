@@ -311,7 +311,8 @@ def replay(header: dict, moves: list[dict]) -> dict:
                      header.get("options") or {})
     for i, entry in enumerate(moves):
         try:
-            state, _ = apply(state, entry["seat"], entry["move"])
+            seat, move = entry["seat"], entry["move"]
+            state, _ = resign(state, seat) if move.get("type") == "resign" else apply(state, seat, move)
         except IllegalMove as e:
             e.extra["index"] = i
             raise

@@ -240,3 +240,21 @@ def test_random_games_with_resignations_at_random_moments_play_on_and_replay(
     for seat, move in record:
         replayed = game.resign(replayed, seat)[0] if move is None else game.apply(replayed, seat, move)[0]
     assert orjson.dumps(replayed) == orjson.dumps(state)
+
+
+def test_a_record_with_resignations_replays_through_the_facade() -> None:
+    state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], "record")
+    moves = []
+    for _ in range(4):
+        seat = decider(state)
+        move = game.legal_moves(state, seat)[0]
+        state = play(state, seat, move)
+        moves.append({"seat": seat, "move": move})
+    for seat in (2, 0):
+        state, _ = game.resign(state, seat)
+        moves.append({"seat": seat, "move": {"type": "resign"}})
+    assert game.is_finished(state)
+    assert orjson.dumps(game.replay(game.record_header(state), moves)) == orjson.dumps(state)
+    with illegal("GAME_FINISHED") as info:
+        game.replay(game.record_header(state), [*moves, {"seat": 1, "move": {"type": "resign"}}])
+    assert info.value.extra["index"] == 6
