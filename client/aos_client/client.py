@@ -683,6 +683,43 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return SeatToken.from_dict(data)
 
+    def resign(
+        self,
+        game_id: GameId,
+        *,
+        token: str,
+        if_match: int | str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> MoveResult:
+        """The token's seat resigns and is out of the game.
+
+        At any moment, whoever's decision it is: the seat's player is out as if eliminated (rules
+        decision 20). Their ownership markers go (the track stays, unowned), their cash and income
+        stay and score nothing; they rank last with `points: null`. A pending decision of theirs is
+        not made: the next seat decides. In the auction their bid is withdrawn (the high bid is
+        again the highest standing one); in their build turn the tiles laid stay, unowned; as
+        Production holder the drawn cubes go back to the bag. With one player or none left the game
+        ends at once (`game_finished`). The answer's events are `player_resigned`,
+        `player_eliminated` and whatever follows. It is a move of the game: a new version whose
+        history entry's move is `{"type": "resign"}`, kept in the record and replayed on import;
+        undo and takeback treat it like any move. No body (an empty JSON object is accepted too). A
+        seat out of the game already is `422 PLAYER_ELIMINATED`; a finished game `422
+        GAME_FINISHED`.
+
+        `POST /v1/games/{game_id}/resign` (operationId `resign`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/resign",
+            headers={"If-Match": etag_of(if_match)},
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return MoveResult.from_dict(data)
+
     def set_orders(
         self,
         game_id: GameId,
@@ -769,7 +806,9 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         Judges the move for the seat of the token if one is sent, else for the body's `seat` (one of
         the two is required; if both are sent they must agree). A token, if sent, is checked like on
-        `POST …/moves`. An illegal move is a `200` with `legal: false` and the rule's `code`.
+        `POST …/moves`. An illegal move is a `200` with `legal: false` and the rule's `code`. A
+        legal move's effects stop at its first random step (dice, drawn cubes, shuffles) with
+        `stops_at: random`: nothing random is revealed before the move is made.
 
         `POST /v1/games/{game_id}/moves/validate` (operationId `validateMove`).
         """

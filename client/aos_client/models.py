@@ -149,9 +149,16 @@ class BidEvent(Event):
 
 
 class HistoryMove(OneOf):
-    """What a history entry did: a move of the game (`Move`), or one of the entries that take moves
-    back or only record something (`TimelineMove`).
+    """What a history entry did: a move of the game (`RecordedMove`: a `Move`, or a seat's
+    resignation), or one of the entries that take moves back or only record something
+    (`TimelineMove`).
     """
+
+    DISCRIMINATOR = "type"
+
+
+class RecordedMove(OneOf):
+    """A record's move: a move of the game (`Move`), or a seat's resignation (`ResignEntry`)."""
 
     DISCRIMINATOR = "type"
 
@@ -840,7 +847,7 @@ class MoveUndoneEvent(Event):
     type: Literal["move_undone"] = "move_undone"
     seat: Seat
     version: Version
-    move: Move
+    move: RecordedMove
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -980,11 +987,24 @@ class PassedEvent(Event):
 
 @dataclass(kw_only=True)
 class PlayerEliminatedEvent(Event):
-    """A seat went bankrupt (income below 0) and is out; its track stays, unowned."""
+    """A seat is out: it went bankrupt (income below 0), or it resigned (after its `player_resigned`
+    event); its track stays, unowned.
+    """
 
     type: Literal["player_eliminated"] = "player_eliminated"
     seat: Seat
     income: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class PlayerResignedEvent(Event):
+    """A seat resigned (`POST …/resign`); the `player_eliminated` event that follows takes it out of
+    the game.
+    """
+
+    type: Literal["player_resigned"] = "player_resigned"
+    seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1007,7 +1027,10 @@ class PlayerView(Model):
 
 @dataclass(kw_only=True)
 class Problem(Model):
-    """RFC 9457 problem details, plus a stable `code` and fields that help."""
+    """RFC 9457 problem details, plus a stable `code` and fields that help: a rule error names what it
+    is about (`hex`, `edge`, `city`, `link`, `action`, `amount`, …; per code in docs/error-
+    codes.md), so that a UI can point at it.
+    """
 
     # A URI naming the problem: `urn:aos:problem:<code>`.
     type: str
@@ -1020,6 +1043,40 @@ class Problem(Model):
     version: Version | None = None
     # The failing move of a replayed record.
     index: int | None = None
+    # Rule codes about a hex (`OFF_MAP`, `NOT_BUILDABLE`, `NOT_CONNECTED`, …): the hex at fault.
+    hex: Hex | None = None
+    # Rule codes about an edge (`OFF_MAP`, `INTO_IMPASSABLE`, `INTO_OPPONENT_TRACK`): the edge of
+    # the built hex, 0-5 clockwise from north; Berlin's `REMOVE_WALL_NOT_ALLOWED`: the edge `{a, b}`
+    # between two hexes.
+    edge: int | dict[str, Any] | None = None
+    # `NO_CUBE` (where the delivery starts), `PASSES_OWN_COLOUR`: the city hex at fault.
+    city: Hex | None = None
+    # `NO_CUBE`: the colour of the cube asked for.
+    color: Colour | None = None
+    # `NO_SUCH_LINK`, `ROUTE_BROKEN`: the link id at fault.
+    link: str | None = None
+    # `ACTION_UNAVAILABLE`: the action asked for.
+    action: str | None = None
+    # `ACTION_UNAVAILABLE`: the actions that may be taken now.
+    available: list[str] | None = None
+    # `BID_TOO_LOW`, `BID_ABOVE_CASH`: the bid; `SHARE_LIMIT`: the shares asked for.
+    amount: int | None = None
+    # `BID_TOO_LOW`: the lowest bid allowed now.
+    minimum: int | None = None
+    # `INSUFFICIENT_CASH`, `BID_ABOVE_CASH`: the cash needed; `BAD_PLACEMENT`: the cubes to place.
+    need: int | None = None
+    # `INSUFFICIENT_CASH`, `BID_ABOVE_CASH`: the cash; `SHARE_LIMIT`: the shares issued.
+    have: int | None = None
+    # `SHARE_LIMIT`: the most shares there may be.
+    limit: int | None = None
+    # `NOT_YOUR_TURN`: the seat that decides.
+    active_seat: int | None = None
+    # `TILE_UNAVAILABLE`: the tile shape used up.
+    tile: str | None = None
+    # `ROUTE_TOO_LONG`: the links the delivery names.
+    links: int | None = None
+    # `ROUTE_TOO_LONG`, `LOCOMOTIVE_MAX`: the locomotive level.
+    locomotive: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1144,10 +1201,10 @@ class RecordInputPlayer(Model):
 
 @dataclass(kw_only=True)
 class RecordMove(Model):
-    """One move of a record: the seat and the move."""
+    """One move of a record: the seat and the move (a resignation is `{"type": "resign"}`)."""
 
     seat: Seat
-    move: Move
+    move: RecordedMove
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1184,6 +1241,16 @@ class RemoveWallMoveEdge(Model):
 
     a: Hex
     b: Hex
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ResignEntry(RecordedMove):
+    """The seat resigned (`POST …/resign`): a move of the game, replayed like the others (events
+    `player_resigned`, `player_eliminated`).
+    """
+
+    type: Literal["resign"] = "resign"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1525,15 +1592,21 @@ class UrbanizeMove(Move):
 
 @dataclass(kw_only=True)
 class Verdict(Model):
-    """A dry run's verdict: `legal: true` with the cost and the events the move would produce, or
-    `legal: false` with the rule's `code` and `detail` (and the fields of that code, see docs/error-
-    codes.md).
+    """A dry run's verdict: `legal: true` with the cost and the events the move would produce (up to
+    its first random step: `stops_at`), or `legal: false` with the rule's `code` and `detail` (and
+    the fields of that code, see docs/error-codes.md).
     """
 
     legal: bool
     cost: int | None = None
-    # The events the move would produce.
+    # The events the move would produce, in order, up to its first random step (see `stops_at`).
     effects: list[Event] | None = None
+    # Present when the dry run stopped before the end of the move: `random`, at its first random
+    # step (the growth dice, a production draw, a shuffle or any other draw of the seeded
+    # generator). `effects` then holds only what comes before that step: no answer shows a random
+    # outcome before the move that causes it is made. Absent when the dry run ran the move to its
+    # end.
+    stops_at: Literal["random"] | None = None
     # The rule the move breaks.
     code: str | None = None
     detail: str | None = None
@@ -1695,6 +1768,7 @@ Event.VARIANTS = {
     "oil_placed": OilPlacedEvent,
     "passed": PassedEvent,
     "player_eliminated": PlayerEliminatedEvent,
+    "player_resigned": PlayerResignedEvent,
     "production": ProductionEvent,
     "production_drawn": ProductionDrawnEvent,
     "round_started": RoundStartedEvent,
@@ -1715,25 +1789,26 @@ Event.VARIANTS = {
 
 
 HistoryMove.VARIANTS = {
-    "bid": Move,
-    "build": Move,
-    "deliver": Move,
-    "drop_out": Move,
-    "end_build": Move,
-    "issue_shares": Move,
-    "pass": Move,
-    "produce": Move,
-    "remove_wall": Move,
-    "select_action": Move,
+    "bid": RecordedMove,
+    "build": RecordedMove,
+    "deliver": RecordedMove,
+    "drop_out": RecordedMove,
+    "end_build": RecordedMove,
+    "issue_shares": RecordedMove,
+    "pass": RecordedMove,
+    "produce": RecordedMove,
+    "remove_wall": RecordedMove,
+    "resign": RecordedMove,
+    "select_action": RecordedMove,
     "takeback": TimelineMove,
     "takeback_accepted": TimelineMove,
     "takeback_cancelled": TimelineMove,
     "takeback_declined": TimelineMove,
     "takeback_proposed": TimelineMove,
-    "turn_order_pass": Move,
+    "turn_order_pass": RecordedMove,
     "undo": TimelineMove,
-    "upgrade_locomotive": Move,
-    "urbanize": Move,
+    "upgrade_locomotive": RecordedMove,
+    "urbanize": RecordedMove,
 }
 
 
@@ -1762,6 +1837,24 @@ Order.VARIANTS = {
     "pass": PassOrder,
     "select_action": SelectActionOrder,
     "upgrade_locomotive": UpgradeLocomotiveOrder,
+}
+
+
+RecordedMove.VARIANTS = {
+    "bid": Move,
+    "build": Move,
+    "deliver": Move,
+    "drop_out": Move,
+    "end_build": Move,
+    "issue_shares": Move,
+    "pass": Move,
+    "produce": Move,
+    "remove_wall": Move,
+    "resign": ResignEntry,
+    "select_action": Move,
+    "turn_order_pass": Move,
+    "upgrade_locomotive": Move,
+    "urbanize": Move,
 }
 
 

@@ -9,10 +9,10 @@ from marshmallow import ValidationError, validate
 
 from service.store import Stored
 
-from . import async_play, orders, tokens
+from . import admin, async_play, orders, timeline, tokens
 from .gameplay import Applied
 from .problems import ApiError
-from .responses import etag, json_response, raw_json
+from .responses import etag, json_response, raw_json, strong_tags
 from .routes import SEAT, game_id_of, games, idempotency_key, invalid, json_body, precondition, with_etag
 from .schemas import Strict, StrictInt
 
@@ -94,6 +94,23 @@ def decline_takeback(game_id: str) -> Response:
     return moved(async_play.answer_takeback(games(), game_id, seat, False,
                                             if_match=precondition("If-Match"),
                                             idempotency_key=key, stored=stored))
+
+
+# -- leaving the game ---------------------------------------------------------------------------
+
+
+@bp.post("/games/<game_id>/resign")
+def resign(game_id: str) -> Response:
+    """The token's seat leaves the game, as if eliminated: a move of the game (timeline.RESIGN),
+    made through the same compare-and-set as `POST …/moves`."""
+    game_id, seat, stored, key = seat_request(game_id)
+    body_of(EMPTY, optional=True)
+    admin.note_claimed(games().store, game_id, stored, seat,
+                       tokens.bearer(request.headers.get("Authorization")))
+    applied = games().apply(game_id, seat, {"type": timeline.RESIGN},
+                            if_match=strong_tags(precondition("If-Match")),
+                            idempotency_key=key, stored=stored)
+    return moved(applied)
 
 
 # -- orders --------------------------------------------------------------------------------------

@@ -110,6 +110,7 @@ RULE_FIELDS: dict[str, str] = {
     "available": "the action ids that may be taken now",
     "hex": "the hex at fault, `{q, r}`",
     "edge": "the edge at fault: 0-5, or `{a, b}` for the edge between two hexes",
-    "city": "the city hex at fault, `{q, r}`",
+    "city": "the city hex at fault (for `NO_CUBE`, where the delivery starts), `{q, r}`",
+    "color": "the cube colour at fault",
     "amount": "the amount at fault",
 }

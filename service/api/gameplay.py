@@ -358,14 +358,15 @@ class Games:
         stored: Stored,
         by: str | None = None,
     ) -> Applied:
-        """Apply `move` of `seat` (already authenticated against `stored`), re-judging it
-        against the new state whenever another writer got in first. `by` says who made the move
-        when the server made it for the seat ("orders", "clock"): it goes into the log entry.
-        The seats' programmed orders that the move calls on go in the same commit."""
+        """Apply `move` of `seat` (already authenticated against `stored`; a move of the
+        contract, or timeline.RESIGN), re-judging it against the new state whenever another
+        writer got in first. `by` says who made the move when the server made it for the seat
+        ("orders", "clock"): it goes into the log entry. The seats' programmed orders that the
+        move calls on go in the same commit."""
 
         def plan(stored: Stored, at_ms: int) -> Change:
             try:
-                state, events = game.apply(orjson.loads(stored.state), seat, move)
+                state, events = timeline.apply_entry(orjson.loads(stored.state), seat, move)
             except IllegalMove as exc:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None

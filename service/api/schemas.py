@@ -168,18 +168,22 @@ MOVE_SCHEMAS: dict[str, Schema] = {
 }
 
 
+# A record also holds the moves made by routes of their own: a seat's resignation.
+RECORD_MOVE_SCHEMAS: dict[str, Schema] = {**MOVE_SCHEMAS, "resign": _move_schema("resign")}
+
+
 class UnknownMoveType(ValidationError):
     pass
 
 
-def load_move(data: Any) -> tuple[dict, int | None]:
+def load_move(data: Any, schemas: dict[str, Schema] = MOVE_SCHEMAS) -> tuple[dict, int | None]:
     """A move body as (the engine's move, the body's `seat` or None). Raises ValidationError."""
     if not isinstance(data, dict):
         raise ValidationError({"_schema": ["a move is a JSON object"]})
     move_type = data.get("type")
-    schema = MOVE_SCHEMAS.get(move_type) if isinstance(move_type, str) else None
+    schema = schemas.get(move_type) if isinstance(move_type, str) else None
     if schema is None:
-        raise UnknownMoveType({"type": [f"must be one of: {', '.join(MOVE_SCHEMAS)}"]})
+        raise UnknownMoveType({"type": [f"must be one of: {', '.join(schemas)}"]})
     move = schema.load(data)
     if move_type == "build" and ("tracks" in move) == ("town_exits" in move):
         raise ValidationError({"_schema": ["a build names exactly one of tracks and town_exits"]})
@@ -191,7 +195,7 @@ def load_move(data: Any) -> tuple[dict, int | None]:
 
 class MoveField(fields.Field):
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> dict:
-        move, seat = load_move(value)
+        move, seat = load_move(value, RECORD_MOVE_SCHEMAS)
         if seat is not None:
             raise ValidationError({"seat": ["a record names the seat beside the move"]})
         return move

@@ -22,6 +22,9 @@ from service.engine.layout import Event, Move, State
 # effect at an earlier version (`move.to_version`).
 UNDO = "undo"
 TAKEBACK = "takeback"
+# A seat leaves the game (engine `resign`): a move of the game, made by its own route, not
+# `POST …/moves`. Its entry is replayed like any move.
+RESIGN = "resign"
 # Entries that change no state: they record something about the game, not a move of it. A seat
 # proposes a takeback; each seat it asks accepts (the last acceptance is the "takeback" entry
 # itself) or declines; the proposer may withdraw it (cancelled).
@@ -110,7 +113,9 @@ def genesis(state: State) -> State:
 
 
 def apply_entry(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
-    """One move of a log or a record, applied to the state: the engine's apply."""
+    """One move of a log or a record, applied to the state: the engine's apply, or its resign."""
+    if move.get("type") == RESIGN:
+        return game.resign(state, seat)
     return game.apply(state, seat, move)
 
 

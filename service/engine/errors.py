@@ -11,7 +11,7 @@ CODES: dict[str, str] = {
     "GAME_FINISHED": "the game is over",
     "NOT_YOUR_TURN": "another seat decides now",
     "WRONG_PHASE": "that kind of move is not made in the current phase",
-    "PLAYER_ELIMINATED": "an eliminated player takes no further part",
+    "PLAYER_ELIMINATED": "an eliminated (bankrupt or resigned) player takes no further part",
     "SHARE_LIMIT": "no more than 15 shares may be issued in all",
     "BID_TOO_LOW": "a bid must be at least $1 and above the high bid",
     "BID_ABOVE_CASH": "a bid may not exceed the bidder's cash",
@@ -50,6 +50,44 @@ CODES: dict[str, str] = {
     "LOCOMOTIVE_MAX": "the locomotive cannot go above 6",
     "BAD_PLACEMENT": "production cubes go on empty display squares, one per drawn cube that fits",
     "REMOVE_WALL_NOT_ALLOWED": "only the Engineer holder on a wall map removes a wall disc, once, for a tile",
+}
+
+# The fields beside `code` and `detail` that a rule code carries, so that a UI can point at the
+# problem: every raise of the code carries these (their meanings: service/api/error_codes.py's
+# RULE_FIELDS). docs/error-codes.md renders this table; tests hold every raise site to it.
+CODE_FIELDS: dict[str, tuple[str, ...]] = {
+    "NOT_YOUR_TURN": ("active_seat",),
+    "SHARE_LIMIT": ("amount", "have", "limit"),
+    "BID_TOO_LOW": ("amount", "minimum"),
+    "BID_ABOVE_CASH": ("amount", "need", "have"),
+    "ACTION_UNAVAILABLE": ("action", "available"),
+    "HEX_ALREADY_BUILT": ("hex",),
+    "NOT_BUILDABLE": ("hex",),
+    "INTO_IMPASSABLE": ("edge",),
+    "TILE_UNAVAILABLE": ("tile",),
+    "TOWN_NEEDS_TOWN_TRACK": ("hex",),
+    "MUST_KEEP_TRACK": ("hex",),
+    "REDIRECT_NOT_ALLOWED": ("hex",),
+    "NOT_CONNECTED": ("hex",),
+    "FIRST_TILE_SIMPLE": ("hex",),
+    "INTO_OPPONENT_TRACK": ("edge",),
+    "LOOP": ("hex",),
+    "INSUFFICIENT_CASH": ("need", "have"),
+    "URBANIZE_NOT_TOWN": ("hex",),
+    "NO_SUCH_LINK": ("link",),
+    "ROUTE_BROKEN": ("link",),
+    "NO_CUBE": ("city", "color"),
+    "ROUTE_TOO_LONG": ("links", "locomotive"),
+    "REVISITS_STOP": ("hex",),
+    "PASSES_OWN_COLOUR": ("city",),
+    "WRONG_DESTINATION": ("hex",),
+    "LOCOMOTIVE_MAX": ("locomotive",),
+}
+# Fields a code carries only in some of its cases: code -> {field: when}.
+SOMETIMES_FIELDS: dict[str, dict[str, str]] = {
+    "OFF_MAP": {"hex": "the hex built on is off the map", "edge": "track points off the map"},
+    "BAD_PLACEMENT": {"need": "the number of cubes placed is wrong"},
+    "REMOVE_WALL_NOT_ALLOWED": {"edge": "no standing wall disc is on the edge named"},
 }
 
 

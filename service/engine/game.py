@@ -34,6 +34,7 @@ from service.engine.layout import Event, Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.maps.loader import NEW_CITY_COLUMNS, NUMBER_COLUMNS
 from service.engine.phases.next_round import open_round
+from service.engine.resign import resign
 from service.engine.state import FORMAT, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
 from service.engine.variants.base import Rules
@@ -44,7 +45,7 @@ RULES_VERSION = "aos-rules/1.0"
 
 __all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "MAP_IDS", "COLOURS", "NEW_CITY_LETTERS",
            "new_game", "legal_moves", "apply", "validate", "view", "active_seat", "is_finished",
-           "record_header", "replay", "maps", "map_info", "action_ids"]
+           "record_header", "replay", "maps", "map_info", "action_ids", "resign"]
 
 COLOURS = R.COLOURS
 NEW_CITY_LETTERS = NEW_CITY_COLUMNS
@@ -232,21 +233,37 @@ def apply(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
     _check_turn(state, seat, move)
     new = copy_state(state)
     events: list[Event] = []
-    rules = rules_for(new["map"])
-    phase = new["phase"]
-    assert phase != "finished"
-    lifecycle.DECIDING[phase].apply(new, rules, seat, move, events)
-    lifecycle.advance(new, rules, events)
+    _play(new, seat, move, events)
     return new, events
 
 
+def _play(state: State, seat: int, move: Move, events: list[Event]) -> None:
+    """Plays one move of `seat` (its turn checked) on `state` in place, appending what happens
+    to `events`."""
+    rules = rules_for(state["map"])
+    phase = state["phase"]
+    assert phase != "finished"
+    lifecycle.DECIDING[phase].apply(state, rules, seat, move, events)
+    lifecycle.advance(state, rules, events)
+
+
 def validate(state: State, seat: int, move: Move) -> dict:
-    """A dry run: whether the move is legal now, what it costs and what it would do."""
+    """A dry run: whether the move is legal now, what it costs and what it would do, up to its
+    first random step. The generator refuses to draw in a dry run, so the effects stop before
+    any dice, drawn cube or shuffle, and the verdict says so with `stops_at: "random"`."""
+    events: list[Event] = []
+    stops_at = None
     try:
-        _, events = apply(state, seat, move)
+        _check_turn(state, seat, move)
+        with rng.refusing():
+            _play(copy_state(state), seat, move, events)
     except IllegalMove as e:
         return {"legal": False, **e.as_dict()}
+    except rng.RandomStep:
+        stops_at = "random"
     result: dict = {"legal": True, "effects": events}
+    if stops_at is not None:
+        result["stops_at"] = stops_at
     cost = next((e["cost"] for e in events if e["type"] == "track_built"), None)
     if cost is not None:
         result["cost"] = cost
@@ -287,7 +304,8 @@ def replay(header: dict, moves: list[dict]) -> State:
                      header.get("options") or {})
     for i, entry in enumerate(moves):
         try:
-            state, _ = apply(state, entry["seat"], entry["move"])
+            seat, move = entry["seat"], entry["move"]
+            state, _ = resign(state, seat) if move.get("type") == "resign" else apply(state, seat, move)
         except IllegalMove as e:
             e.extra["index"] = i
             raise

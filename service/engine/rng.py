@@ -7,8 +7,30 @@ identical on every platform, which byte-for-byte replay needs.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _MASK = (1 << 64) - 1
+
+# Set during a dry run (game.validate): every draw of the game goes through next_u64, so
+# refusing there stops the run at its first random step, whatever that step is (dice, a drawn
+# cube, a shuffle, a map's own draw), and no answer can show an outcome before its move is made.
+_refusing: ContextVar[bool] = ContextVar("aos_rng_refusing", default=False)
+
+
+class RandomStep(Exception):
+    """The generator was asked to draw while draws are refused: the run reached a random step."""
+
+
+@contextmanager
+def refusing() -> Iterator[None]:
+    """Within this block the generator draws nothing: the first draw raises RandomStep."""
+    token = _refusing.set(True)
+    try:
+        yield
+    finally:
+        _refusing.reset(token)
 
 
 def seed_state(seed: str) -> int:
@@ -21,6 +43,8 @@ def commitment(seed: str) -> str:
 
 def next_u64(state: int) -> tuple[int, int]:
     """Returns (new state, 64 random bits)."""
+    if _refusing.get():
+        raise RandomStep
     state = (state + 0x9E3779B97F4A7C15) & _MASK
     z = state
     z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK

@@ -237,6 +237,7 @@ def describe(last: dict | None, names: dict[int, str]) -> str:
         "pass": "passed",
         "produce": "placed the produced goods",
         "remove_wall": "removed a wall disc",
+        "resign": "resigned and is out of the game",
     }
     return f"{who} {words.get(kind, str(kind).replace('_', ' '))}."
 

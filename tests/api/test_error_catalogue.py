@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from service.api.error_codes import API_CODES, RULE_FIELDS
-from service.engine.errors import CODES
+from service.engine.errors import CODE_FIELDS, CODES, SOMETIMES_FIELDS
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "error_codes_doc.py"
@@ -70,6 +70,57 @@ def test_statuses_and_fields_are_the_ones_the_source_gives(tool) -> None:  # typ
             assert raised.fields <= set(RULE_FIELDS), f"{raised}: say in RULE_FIELDS what the field holds"
     for code, fields in fields_by_code.items():
         assert fields == set(API_CODES[code].fields), code
+
+
+def test_every_raise_of_a_rule_code_carries_the_fields_the_engine_lists_for_it(tool) -> None:  # type: ignore[no-untyped-def]
+    carried: dict[str, set[str]] = {}
+    for raised in tool.raised_codes():
+        if raised.kind != "rule":
+            continue
+        always = set(CODE_FIELDS.get(raised.code, ()))
+        allowed = always | set(SOMETIMES_FIELDS.get(raised.code, {}))
+        assert always <= raised.fields, f"{raised}: lacks {sorted(always - raised.fields)}"
+        assert raised.fields <= allowed, f"{raised}: list {sorted(raised.fields - allowed)} in errors.py"
+        carried.setdefault(raised.code, set()).update(raised.fields)
+    # Nothing listed that no raise carries, and every field listed has its meaning on the page.
+    for code, when in SOMETIMES_FIELDS.items():
+        assert set(when) <= carried.get(code, set()), code
+    assert set(CODE_FIELDS) | set(SOMETIMES_FIELDS) <= set(CODES)
+    listed = {f for names in CODE_FIELDS.values() for f in names} | {
+        f for names in SOMETIMES_FIELDS.values() for f in names}
+    assert listed <= set(RULE_FIELDS)
+    page = (ROOT / "docs" / "error-codes.md").read_text(encoding="utf-8")
+    assert "| `OFF_MAP` | track may not be built off the map or point off it | `hex` (when" in page
+    assert "| a bid must be at least $1 and above the high bid | `amount`, `minimum` |" in page
+
+
+def to_phase(api, game: dict, phase: str) -> dict:  # type: ignore[no-untyped-def]
+    simple = {"issue_shares": {"type": "issue_shares", "count": 0}, "auction": {"type": "drop_out"}}
+    view = api.view(game["game_id"])
+    while view["phase"] != phase:
+        seat = view["active_seat"]
+        move = simple.get(view["phase"]) or api.legal(game["game_id"], seat)[0]
+        view = api.move(game["game_id"], game["seats"][seat]["token"], move).get_json()["game"]
+    return view
+
+
+def test_off_map_and_bid_too_low_over_http_say_which_hex_and_amount(api) -> None:  # type: ignore[no-untyped-def]
+    game = api.create(seed="fields")
+    gid = game["game_id"]
+    view = to_phase(api, game, "auction")
+    first = view["active_seat"]
+    assert api.move(gid, game["seats"][first]["token"], {"type": "bid", "amount": 3}).status_code == 200
+    second = api.view(gid)["active_seat"]
+    low = api.move(gid, game["seats"][second]["token"], {"type": "bid", "amount": 2}).get_json()
+    assert (low["code"], low["amount"], low["minimum"]) == ("BID_TOO_LOW", 2, 4)
+    view = to_phase(api, game, "build")
+    seat = view["active_seat"]
+    off = {"type": "build", "hex": {"q": 0, "r": 0}, "tracks": [[0, 3]], "seat": seat}
+    verdict = api.client.post(f"/v1/games/{gid}/moves/validate", json=off).get_json()
+    assert verdict["legal"] is False and verdict["code"] == "OFF_MAP"
+    assert verdict["hex"] == {"q": 0, "r": 0}
+    refused = api.move(gid, game["seats"][seat]["token"], {k: v for k, v in off.items() if k != "seat"})
+    assert refused.status_code == 422 and refused.get_json()["hex"] == {"q": 0, "r": 0}
 
 
 def test_a_rule_error_over_http_carries_the_fields_the_page_lists(api) -> None:  # type: ignore[no-untyped-def]

@@ -145,3 +145,25 @@ def test_a_create_body_is_told_apart_by_its_fields() -> None:
               "options": {}, "seed_commitment": "0" * 64, "seed": "s", "moves": []}
     imported = CreateGameRequest.from_dict({"record": record})
     assert isinstance(new, NewGame) and isinstance(imported, ImportGame)
+
+
+def test_two_seats_resign_through_the_client_and_the_record_replays(live_url: str) -> None:
+    from aos_client import PlayerEliminatedEvent, PlayerResignedEvent, ResignEntry
+
+    api = AosClient(live_url)
+    game = create(api, seed="client-resign")
+    tokens = {s.seat: s.token for s in game.seats}
+    first = api.resign(game.game_id, token=tokens[0], if_match=0)
+    assert [type(e) for e in first.events] == [PlayerResignedEvent, PlayerEliminatedEvent]
+    assert first.version == 1 and first.game.players[0].eliminated is True
+    last = api.resign(game.game_id, token=tokens[1])
+    assert last.game.status == "finished"
+    assert [(s.seat, s.points is None, s.rank) for s in last.game.scores] == [
+        (0, True, 2), (1, True, 2), (2, False, 1)]
+    record = api.get_record(game.game_id)
+    assert [m.move for m in record.moves] == [ResignEntry(), ResignEntry()]
+    copy = api.replay(record)
+    assert copy.status == "finished" and copy.version == 2
+    with pytest.raises(IllegalMove) as again:
+        api.resign(game.game_id, token=tokens[2])
+    assert again.value.code == "GAME_FINISHED"

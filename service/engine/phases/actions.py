@@ -31,7 +31,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> str:
         raise IllegalMove("BAD_MOVE", "action must be an action id")
     if action not in rules.available_actions(state):
         raise IllegalMove("ACTION_UNAVAILABLE", f"{action!r} cannot be taken now",
-                          available=rules.available_actions(state))
+                          action=action, available=rules.available_actions(state))
     return action
 
 

@@ -69,10 +69,11 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> str:
         amount = int_field(move, "amount")
         if amount < min_bid(auction):
             raise IllegalMove("BID_TOO_LOW", f"the lowest bid now is ${min_bid(auction)}",
-                              minimum=min_bid(auction))
+                              minimum=min_bid(auction), amount=amount)
         cash = state["players"][seat]["cash"]
         if amount > cash:
-            raise IllegalMove("BID_ABOVE_CASH", f"bid ${amount} but has ${cash}", need=amount, have=cash)
+            raise IllegalMove("BID_ABOVE_CASH", f"bid ${amount} but has ${cash}", need=amount, have=cash,
+                              amount=amount)
     return kind
 
 

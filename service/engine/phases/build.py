@@ -303,9 +303,9 @@ def check_turn(state: State, rules: Rules, seat: int, h: Hex) -> None:
     if build["tiles_left"] <= 0:
         raise IllegalMove("NO_TILES_LEFT")
     if not rules.map.on_map(h):
-        raise IllegalMove("OFF_MAP", f"{h} is not on the map")
+        raise IllegalMove("OFF_MAP", f"{h} is not on the map", hex=as_dict(h))
     if key(h) in build["built"]:
-        raise IllegalMove("HEX_ALREADY_BUILT")
+        raise IllegalMove("HEX_ALREADY_BUILT", hex=as_dict(h))
 
 
 def hex_buildable(state: State, rules: Rules, net: Network, h: Hex) -> bool:
@@ -329,7 +329,7 @@ def check_hex(state: State, rules: Rules, net: Network, seat: int, h: Hex) -> No
     """The rules about the hex itself and the turn, whatever is built there."""
     check_turn(state, rules, seat, h)
     if not hex_buildable(state, rules, net, h):
-        raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}")
+        raise IllegalMove("NOT_BUILDABLE", f"no track may be built on {h}", hex=as_dict(h))
 
 
 def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
@@ -338,16 +338,16 @@ def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
     h, old, seat = site.hex, site.old, ctx.seat
     is_town = h in ctx.net.towns
     if is_town != (exits is not None):
-        raise IllegalMove("TOWN_NEEDS_TOWN_TRACK")
+        raise IllegalMove("TOWN_NEEDS_TOWN_TRACK", hex=as_dict(h))
     owns = ctx.net.owns_track(seat)
     if exits is not None:
         mine = any(o == seat for o in old.values())
         geo: Geometry = S.judge_town(exits, frozenset(p[1] for p in old), mine, site.status,
-                                     owns)
+                                     owns, h)
     else:
         assert tracks is not None
         geo = S.judge_track(tracks, frozenset((p[1], p[2]) for p in old),
-                            _turnable(old, seat), site.status, owns)
+                            _turnable(old, seat), site.status, owns, h)
     cost, tile, disk_delta = price(ctx, site, geo)
     pieces = hex_pieces(h, geo, old, seat)
     if isinstance(geo, S.TownGeometry):
@@ -449,7 +449,7 @@ def check_urbanize(state: State, rules: Rules, seat: int, move: Move, net: Netwo
     if build["urbanized"] or build["built"]:
         raise IllegalMove("URBANIZE_ALREADY")
     if h not in net.towns:
-        raise IllegalMove("URBANIZE_NOT_TOWN", f"{h} is not a town")
+        raise IllegalMove("URBANIZE_NOT_TOWN", f"{h} is not a town", hex=as_dict(h))
     if letter not in rules.new_city_letters() or letter in state["new_cities"].values():
         raise IllegalMove("NEW_CITY_UNAVAILABLE", f"new city {letter!r} cannot be placed")
     return h, letter

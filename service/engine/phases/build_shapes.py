@@ -7,8 +7,10 @@ values: it is computed here, and the shapes a hex may take are kept per distinct
 (the same small set recurs on every hex of every map). The part that depends on the rest of
 the state (tile supply, loops, costs, cash) is judged in `build.py` each time.
 
-Every refusal raises IllegalMove naming the rule, in the order the rules are checked; the
-listing keeps the refusals as values so it never pays for raising them.
+Every refusal raises a Refusal naming the rule, in the order the rules are checked; the
+listing keeps the refusals as values so it never pays for raising them, and `judge_track` /
+`judge_town` raise them as the IllegalMove of the hex judged (with its `hex` where the code
+names one: the geometry itself never knows which hex it is).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from functools import lru_cache
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
-from service.engine.errors import IllegalMove
+from service.engine.errors import CODE_FIELDS, IllegalMove
+from service.engine.hexgrid import Hex, as_dict
 from service.engine.layout import EdgeStatus
 
 ANCHORS = frozenset({"city", "own", "unowned"})
@@ -58,15 +61,24 @@ class TownGeometry:
     exits: tuple[int, ...]  # every exit afterwards, sorted (the move's form)
 
 
+class Refusal(Exception):
+    """A rule this geometry breaks, whatever hex it is on: `code` is one of errors.CODES."""
+
+    def __init__(self, code: str, detail: str | None = None, **extra: object) -> None:
+        super().__init__(code)
+        self.code, self.detail, self.extra = code, detail, extra
+
+
 def _check_edges(status: Status, edges) -> None:
     for e in edges:
         s = status[e]
         if s == "off":
-            raise IllegalMove("OFF_MAP", f"track would point off the map through edge {e}")
+            raise Refusal("OFF_MAP", f"track would point off the map through edge {e}", edge=e)
         if s == "closed":
-            raise IllegalMove("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}")
+            raise Refusal("INTO_IMPASSABLE", f"track would point into a closed hex through edge {e}",
+                          edge=e)
         if s == "opponent":
-            raise IllegalMove("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end")
+            raise Refusal("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end", edge=e)
 
 
 def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
@@ -74,17 +86,17 @@ def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
     """`mine`: the builder owns track on this hex; `owns`: the builder owns track anywhere."""
     shape = T.town_shape(exits)
     if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
+        raise Refusal("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
     if not old_exits <= exits:
-        raise IllegalMove("MUST_KEEP_TRACK", "a town's existing exits stay")
+        raise Refusal("MUST_KEEP_TRACK", "a town's existing exits stay")
     added = tuple(sorted(exits - old_exits))
     if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
+        raise Refusal("BAD_MOVE", "the build changes nothing")
     _check_edges(status, added)
     if not mine and not any(status[e] in ANCHORS for e in added):
-        raise IllegalMove("NOT_CONNECTED", "town track must connect to a city or your own track")
+        raise Refusal("NOT_CONNECTED", "town track must connect to a city or your own track")
     if not owns:
-        raise IllegalMove("FIRST_TILE_SIMPLE")
+        raise Refusal("FIRST_TILE_SIMPLE")
     b = R.BUILD_COSTS
     cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old_exits else b["upgrade_town"]
     joined = tuple(e for e in added if status[e] not in OPEN)
@@ -96,11 +108,11 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
     """`turnable`: the old tracks the builder may redirect (its own or unowned)."""
     shape = T.track_shape(tracks)
     if shape is None:
-        raise IllegalMove("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
+        raise Refusal("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
     removed = [t for t in old_tracks if t not in tracks]
     added = [t for t in tracks if t not in old_tracks]
     if not added:
-        raise IllegalMove("BAD_MOVE", "the build changes nothing")
+        raise Refusal("BAD_MOVE", "the build changes nothing")
     redirect_from = None
     if removed:
         redirect_from, turned = _check_redirect(removed, added, turnable, status)
@@ -109,11 +121,11 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
         _check_edges(status, [e for t in added for e in t])
         for t in added:
             if not any(status[e] in ANCHORS for e in t):
-                raise IllegalMove("NOT_CONNECTED",
+                raise Refusal("NOT_CONNECTED",
                                   f"track {list(t)} must start from a city or extend your track")
         if not owns and (
                 old_tracks or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
-            raise IllegalMove("FIRST_TILE_SIMPLE")
+            raise Refusal("FIRST_TILE_SIMPLE")
         fresh = tuple(added)
     joined = tuple(t for t in fresh if status[t[0]] not in OPEN and status[t[1]] not in OPEN)
     return TrackGeometry(shape.tile, shape.kind, fresh, redirect_from,
@@ -123,18 +135,18 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
 def _check_redirect(removed: list[Track], added: list[Track], turnable: frozenset[Track],
                     status: Status) -> tuple[Track, Track]:
     if len(removed) != 1 or len(added) != 1:
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+        raise Refusal("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
     (x, y), new = removed[0], added[0]
     if not {x, y} & set(new):
-        raise IllegalMove("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
+        raise Refusal("MUST_KEEP_TRACK", "a replacement keeps every track but one redirected end")
     if (x, y) not in turnable:
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
+        raise Refusal("REDIRECT_NOT_ALLOWED", "that track belongs to another player")
     joined = {e for e in (x, y) if status[e] not in OPEN}
     if len(joined) != 1:
-        raise IllegalMove("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
+        raise Refusal("REDIRECT_NOT_ALLOWED", "only a dangling end of incomplete track turns")
     kept = joined.pop()
     if kept not in new:
-        raise IllegalMove("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
+        raise Refusal("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
     turned = new[0] if new[1] == kept else new[1]
     _check_edges(status, [turned])
     return (x, y), T.norm(kept, turned)
@@ -200,44 +212,45 @@ def _masks(status: Status) -> tuple[int, int]:
 @lru_cache(maxsize=1 << 15)
 def _track_outcome(tracks: frozenset[Track], old_tracks: frozenset[Track],
                    turnable: frozenset[Track], status: Status,
-                   owns: bool) -> TrackGeometry | IllegalMove:
+                   owns: bool) -> TrackGeometry | Refusal:
     try:
         return track_geometry(tracks, old_tracks, turnable, status, owns)
-    except IllegalMove as refusal:
+    except Refusal as refusal:
         refusal.__traceback__ = None
         return refusal
 
 
 @lru_cache(maxsize=1 << 14)
 def _town_outcome(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
-                  owns: bool) -> TownGeometry | IllegalMove:
+                  owns: bool) -> TownGeometry | Refusal:
     try:
         return town_geometry(exits, old_exits, mine, status, owns)
-    except IllegalMove as refusal:
+    except Refusal as refusal:
         refusal.__traceback__ = None
         return refusal
 
 
-def _raise_again(refusal: IllegalMove) -> IllegalMove:
-    """A fresh copy of a kept refusal, so no raise shares (or grows) another's traceback."""
-    return IllegalMove(refusal.code, refusal.detail, **refusal.extra)
+def _refused(refusal: Refusal, at: Hex) -> IllegalMove:
+    """The rule error of a kept refusal, on the hex it was judged for (when its code names one)."""
+    where = {"hex": as_dict(at)} if "hex" in CODE_FIELDS.get(refusal.code, ()) else {}
+    return IllegalMove(refusal.code, refusal.detail, **refusal.extra, **where)
 
 
 def judge_track(tracks: frozenset[Track], old_tracks: frozenset[Track],
-                turnable: frozenset[Track], status: Status, owns: bool) -> TrackGeometry:
+                turnable: frozenset[Track], status: Status, owns: bool, at: Hex) -> TrackGeometry:
     """track_geometry, kept per distinct argument set (apply judges one shape per move)."""
     out = _track_outcome(tracks, old_tracks, turnable, status, owns)
-    if isinstance(out, IllegalMove):
-        raise _raise_again(out)
+    if isinstance(out, Refusal):
+        raise _refused(out, at)
     return out
 
 
 def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
-               owns: bool) -> TownGeometry:
+               owns: bool, at: Hex) -> TownGeometry:
     """town_geometry, kept per distinct argument set."""
     out = _town_outcome(exits, old_exits, mine, status, owns)
-    if isinstance(out, IllegalMove):
-        raise _raise_again(out)
+    if isinstance(out, Refusal):
+        raise _refused(out, at)
     return out
 
 
@@ -248,7 +261,7 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
     """Every track shape a plain hex with these surroundings may take, with its geometry."""
     out = []
     for tracks in _candidate_tracks(old_tracks, *_masks(status)):
-        with suppress(IllegalMove):
+        with suppress(Refusal):
             out.append((tracks, track_geometry(tracks, old_tracks, turnable, status, owns)))
     return tuple(out)
 
@@ -259,6 +272,6 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
     """Every set of exits a town hex with these surroundings may take, with its geometry."""
     out = []
     for exits in _candidate_towns(_mask(old_exits), mine, *_masks(status)):
-        with suppress(IllegalMove):
+        with suppress(Refusal):
             out.append((exits, town_geometry(exits, old_exits, mine, status, owns)))
     return tuple(out)

@@ -56,7 +56,7 @@ def check_upgrade(state: State, seat: int) -> None:
     if seat in open_move_goods(state)["upgraded"]:
         raise IllegalMove("LOCOMOTIVE_UPGRADED")
     if state["players"][seat]["loco"] >= R.MAX_LOCOMOTIVE:
-        raise IllegalMove("LOCOMOTIVE_MAX")
+        raise IllegalMove("LOCOMOTIVE_MAX", locomotive=state["players"][seat]["loco"])
 
 
 class LinkGraph:
@@ -115,7 +115,7 @@ class Trip:
     def refusal(self, link: Route, there: Hex) -> IllegalMove | None:
         """Why the cube may not take `link` to `there` next, or None."""
         if there in self.visited:
-            return IllegalMove("REVISITS_STOP", f"the route visits {there} twice")
+            return IllegalMove("REVISITS_STOP", f"the route visits {there} twice", hex=as_dict(there))
         if any(link is used for used in self.links):
             return IllegalMove("ROUTE_BROKEN", f"the route uses link {link.link_id} twice",
                                link=link.link_id)
@@ -193,7 +193,7 @@ def check_delivery(state: State, rules: Rules, seat: int,
             isinstance(i, str) for i in ids):
         raise IllegalMove("BAD_MOVE", "a delivery names from, color and a non-empty list of links")
     if colour not in rules.cube_sources(state).get(key(start), []):
-        raise IllegalMove("NO_CUBE", f"no {colour} cube at {start}")
+        raise IllegalMove("NO_CUBE", f"no {colour} cube at {start}", city=as_dict(start), color=colour)
     loco = state["players"][seat]["loco"]
     if len(ids) > loco:
         raise IllegalMove("ROUTE_TOO_LONG", f"{len(ids)} links with a level-{loco} locomotive",
@@ -230,10 +230,12 @@ def check_delivery(state: State, rules: Rules, seat: int,
         last = i == len(ids) - 1
         if takes and not last:
             if trip.passes_left == 0:
-                raise IllegalMove("PASSES_OWN_COLOUR", f"the cube must stop at {there}")
+                raise IllegalMove("PASSES_OWN_COLOUR", f"the cube must stop at {there}",
+                                  city=as_dict(there))
             trip.passes_left -= 1
         if last and not takes:
-            raise IllegalMove("WRONG_DESTINATION", f"{there} does not take {colour}")
+            raise IllegalMove("WRONG_DESTINATION", f"{there} does not take {colour}",
+                              hex=as_dict(there))
         trip.go(link, there)
     if trip.blocked(seat):
         raise IllegalMove("ROUTE_BLOCKED")

@@ -32,7 +32,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> int:
     shares = state["players"][seat]["shares"]
     if shares + count > R.MAX_SHARES:
         raise IllegalMove("SHARE_LIMIT", f"{shares} issued already; at most {R.MAX_SHARES - shares} more",
-                          have=shares, limit=R.MAX_SHARES)
+                          have=shares, limit=R.MAX_SHARES, amount=count)
     return count
 
 

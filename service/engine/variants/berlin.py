@@ -160,7 +160,8 @@ class Berlin(Rules):
         disc = self.disc_between(state, ends[0], ends[1])
         if disc is None or self.discs[disc] != tuple(ends):
             raise IllegalMove("REMOVE_WALL_NOT_ALLOWED",
-                              "no standing disc there (a is the West hex, b the East hex)")
+                              "no standing disc there (a is the West hex, b the East hex)",
+                              edge={"a": as_dict(ends[0]), "b": as_dict(ends[1])})
         state["variant"]["wall"].remove(disc)
         open_build_turn(state)["tiles_left"] -= 1
         events.append({"type": "wall_removed", "seat": seat, "disc": disc, "edge": edge})
