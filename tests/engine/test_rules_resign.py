@@ -1,6 +1,6 @@
 """A seat resigns (issue 16.5): out of the game as if eliminated, in any phase, at any moment.
 
-Rule texts: RULES.md decision 1 (elimination; one player or none left ends the game at once),
+Rule texts: docs/rules-decisions.md decision 1 (elimination; one player or none left ends the game at once),
 docs/rules-decisions.md decision 25 (what a resignation does to the step in progress)."""
 
 from __future__ import annotations
