@@ -434,7 +434,7 @@ def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | 
     are traced, on the network as it would be, without editing it."""
     through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
     if net.closes_loop(h, list(pieces), through, memo):
-        raise IllegalMove("LOOP")
+        raise IllegalMove("LOOP", hex=as_dict(h))
 
 
 # -- urbanization ------------------------------------------------------------------------------
