@@ -25,9 +25,11 @@ from service.engine.errors import CODE_FIELDS, CODES, SOMETIMES_FIELDS  # noqa: 
 PAGE = ROOT / "docs" / "error-codes.md"
 SOURCES = ("service/api", "service/engine", "service/store")
 # The calls that name a code: ApiError(status, code, ...) and problem(status, code, ...) in the API,
-# IllegalMove(code, ...) and SetupError(code, ...) in the engine.
+# IllegalMove(code, ...) and SetupError(code, ...) in the engine, and the build geometry's
+# Refusal(code, ...), which build_shapes.judge_* raise as the IllegalMove of the hex judged: with
+# `hex` added where the code's fields name it.
 API_CALLS = {"ApiError": 1, "problem": 1}
-ENGINE_CALLS = {"IllegalMove": 0, "SetupError": 0}
+ENGINE_CALLS = {"IllegalMove": 0, "SetupError": 0, "Refusal": 0}
 NOT_FIELDS = {"headers"}
 
 
@@ -97,11 +99,19 @@ def _scan(path: Path) -> list[Raised]:
                 codes = _codes_of(node.args[API_CALLS[name]], scope, module_dicts) or []
                 found += [Raised(c, "api", status, fields, f"{where}:{node.lineno}") for c in codes]
             elif name in ENGINE_CALLS and node.args:
-                kind = "rule" if name == "IllegalMove" else "setup"
+                kind = "setup" if name == "SetupError" else "rule"
                 codes = _codes_of(node.args[0], scope, module_dicts) or []
-                found += [Raised(c, kind, None, fields, f"{where}:{node.lineno}") for c in codes]
+                found += [Raised(c, kind, None, _as_raised(name, c, fields), f"{where}:{node.lineno}")
+                          for c in codes]
     # A call is met once per enclosing scope: keep one of each.
     return sorted(set(found), key=lambda r: (r.where, r.code))
+
+
+def _as_raised(call: str, code: str, fields: frozenset[str]) -> frozenset[str]:
+    """The fields a raise carries once it reaches the caller: a Refusal gains the hex judged."""
+    if call == "Refusal" and "hex" in CODE_FIELDS.get(code, ()):
+        return fields | {"hex"}
+    return fields
 
 
 def raised_codes() -> list[Raised]:
