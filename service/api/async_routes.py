@@ -12,8 +12,17 @@ from service.store import Stored
 from . import admin, async_play, orders, timeline, tokens
 from .gameplay import Applied
 from .problems import ApiError
-from .responses import etag, json_response, raw_json, strong_tags
-from .routes import SEAT, game_id_of, games, idempotency_key, invalid, json_body, precondition, with_etag
+from .responses import etag, json_response, raw_json
+from .routes import (
+    SEAT,
+    game_id_of,
+    games,
+    idempotency_key,
+    if_match,
+    invalid,
+    json_body,
+    with_etag,
+)
 from .schemas import Strict, StrictInt
 
 bp = Blueprint("v1_async", __name__, url_prefix="/v1")
@@ -65,7 +74,7 @@ def moved(applied: Applied) -> Response:
 def undo(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
-    return moved(async_play.undo(games(), game_id, seat, if_match=precondition("If-Match"),
+    return moved(async_play.undo(games(), game_id, seat, if_match=if_match(),
                                  idempotency_key=key, stored=stored))
 
 
@@ -74,7 +83,7 @@ def propose_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     to_version = body_of(TAKEBACK)["to_version"]
     return moved(async_play.propose_takeback(games(), game_id, seat, to_version,
-                                             if_match=precondition("If-Match"),
+                                             if_match=if_match(),
                                              idempotency_key=key, stored=stored))
 
 
@@ -83,7 +92,7 @@ def accept_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
     return moved(async_play.answer_takeback(games(), game_id, seat, True,
-                                            if_match=precondition("If-Match"),
+                                            if_match=if_match(),
                                             idempotency_key=key, stored=stored))
 
 
@@ -92,7 +101,7 @@ def decline_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
     return moved(async_play.answer_takeback(games(), game_id, seat, False,
-                                            if_match=precondition("If-Match"),
+                                            if_match=if_match(),
                                             idempotency_key=key, stored=stored))
 
 
@@ -108,7 +117,7 @@ def resign(game_id: str) -> Response:
     admin.note_claimed(games().store, game_id, stored, seat,
                        tokens.bearer(request.headers.get("Authorization")))
     applied = games().apply(game_id, seat, {"type": timeline.RESIGN},
-                            if_match=strong_tags(precondition("If-Match")),
+                            if_match=if_match(),
                             idempotency_key=key, stored=stored)
     return moved(applied)
 
@@ -140,7 +149,7 @@ def put_orders(game_id: str, seat: str) -> Response:
     except ValidationError as exc:
         raise invalid(exc) from None
     applied = async_play.set_orders(games(), game_id, token_seat, standing,
-                                    if_match=precondition("If-Match"), idempotency_key=key,
+                                    if_match=if_match(), idempotency_key=key,
                                     stored=stored)
     return raw_json(applied.body, headers={**PRIVATE, "ETag": etag(applied.version)})
 

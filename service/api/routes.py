@@ -71,6 +71,12 @@ def precondition(name: str) -> str | None:
     return value
 
 
+def if_match() -> str | None:
+    """The If-Match header of a write, bounded and checked, with weak tags left out: If-Match
+    compares strongly (RFC 9110 13.1.1), so `W/"3"` never matches, even at version 3."""
+    return strong_tags(precondition("If-Match"))
+
+
 def read_move() -> tuple[dict, int | None]:
     try:
         return load_move(json_body())
@@ -186,7 +192,7 @@ def apply_move(game_id: str) -> Response:
         game_id,
         seat,
         move,
-        if_match=strong_tags(precondition("If-Match")),
+        if_match=if_match(),
         idempotency_key=key,
         stored=stored,
     )

@@ -213,3 +213,18 @@ def test_the_record_replays_the_moves_in_effect(api) -> None:
             view.pop(key, None)
     assert mine == theirs
     assert table.state_bytes() == table.games.store.load(replayed.get_json()["game_id"]).state
+
+
+def test_if_match_compares_strongly_on_every_write_of_a_seat(api) -> None:
+    """RFC 9110 13.1.1: a weak tag never matches If-Match, even naming the current version; undo,
+    takeback, orders and resign answer 412 like moves do, and nothing changes."""
+    table = Table(api)
+    seat = table.active()
+    table.moved(seat, {"type": "issue_shares", "count": 3})
+    weak = {"If_Match": 'W/"1"'}
+    for response in (table.undo(seat, **weak), table.propose(seat, 0, **weak),
+                     table.put_orders(seat, [], **weak), table.post("resign", seat, None, **weak)):
+        assert (response.status_code, response.get_json()["code"]) == (412, "VERSION_MISMATCH"), (
+            response.get_json())
+    assert len(table.history()) == 1 and table.orders(seat) == []
+    assert table.undo(seat, If_Match='W/"1", "1"').status_code == 200  # a strong tag among them
