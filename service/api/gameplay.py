@@ -559,8 +559,11 @@ class CreateKey:
 
 
 def _random_id(shard: int | None) -> str:
-    """72 random bits; in the given shard when there is one (32 tries on average)."""
+    """72 random bits; in the given shard when there is one (32 tries on average). Never with a
+    leading `-`, which command lines (the bot's `--game ID`, curl, shells) would read as an option."""
     while True:
         game_id = secrets.token_urlsafe(12)
+        if game_id.startswith("-"):
+            continue
         if shard is None or shard_of(game_id) == shard:
             return game_id

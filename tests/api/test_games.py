@@ -231,3 +231,16 @@ def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:
     assert api.move(game_id, token, {"type": "issue_shares", "count": 0}).status_code == 200
     after = api.client.get(url).get_json()
     assert after["version"] == 1 and after["moves"] == []  # not the kept answer of version 0
+
+
+def test_game_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A leading `-` makes `--game ID` an option to argparse, curl and shells: such ids are drawn
+    again (1 in 64 of token_urlsafe's)."""
+    from service.api import gameplay
+
+    drawn = iter(["-Fx1abcdefghijklm", "_Fx1abcdefghijklm", "Fx1abcdefghijklm"])
+    monkeypatch.setattr(gameplay.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert gameplay._random_id(None) == "_Fx1abcdefghijklm"
+    monkeypatch.undo()
+    # Without the redraw, 3,000 ids hold a leading dash with probability 1 - (63/64)**3000.
+    assert not [i for i in (gameplay._random_id(None) for _ in range(3000)) if i.startswith("-")]
