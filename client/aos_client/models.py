@@ -1671,13 +1671,14 @@ class WebhookFinished(Model):
 
     type: Literal["finished"] = "finished"
     timestamp: str
+    # The finished game's id, its last version and the final scores.
     data: WebhookFinishedData
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class WebhookFinishedData(Model):
-    """The `WebhookFinishedData` object."""
+    """The finished game's id, its last version and the final scores."""
 
     game_id: GameId
     version: Version
@@ -1721,13 +1722,14 @@ class WebhookTurn(Model):
 
     type: Literal["turn"] = "turn"
     timestamp: str
+    # Whose decision it is now, in which phase and round, and by when (`null` without a clock).
     data: WebhookTurnData
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
 class WebhookTurnData(Model):
-    """The `WebhookTurnData` object."""
+    """Whose decision it is now, in which phase and round, and by when (`null` without a clock)."""
 
     game_id: GameId
     version: Version
