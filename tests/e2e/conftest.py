@@ -107,6 +107,9 @@ def gunicorn(
         "WEB_CONCURRENCY": str(WORKERS),
         "LOG_LEVEL": "warning",
         "AOS_METRICS_PORT": str(metrics_port),
+        # The deploy's limits, but for record imports: the whole-games test imports every game it
+        # plays (about 20 in a minute) from one address. The limits have tests of their own.
+        "AOS_RATE_LIMIT_IMPORT": "100/minute;1000/hour",
     }
     env.pop("PROMETHEUS_MULTIPROC_DIR", None)  # the config makes a fresh one
     args = [
