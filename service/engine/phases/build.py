@@ -46,10 +46,9 @@ class Site:
     status: Status
     old: dict[Piece, int | None]
     old_tile: str | None
-    # What price judges apart from loops, worked out once per decision for each tile and kind
-    # of build (see price_key): every shape priced alike on one hex gets the same answer.
-    prices: dict[tuple, tuple[tuple[int, str, int] | IllegalMove, IllegalMove | None]] = field(
-        default_factory=dict)
+    # What each kind of track tile costs here (redirect?, upgrade?, kind), worked out once per
+    # decision: every shape of one kind costs the same on one hex.
+    costs: dict[tuple[bool, bool, str], int] = field(default_factory=dict)
 
 
 @dataclass
@@ -384,48 +383,7 @@ def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
 
 def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
-    the cash to pay it. Returns (cost, tile, town disks taken). All but the loop check depend
-    only on the tile and the kind of build, so they are judged once per hex and decision (kept
-    on the Site, refusals as values raised afresh), in the order the rules are checked."""
-    k = price_key(geo)
-    kept = site.prices.get(k)
-    if kept is None:
-        kept = site.prices[k] = _judge_price(ctx, site, geo)
-    result, late = kept
-    if isinstance(result, IllegalMove):
-        raise S.raise_again(result)
-    if geo.joined:
-        _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
-                     ctx.walks)
-    if late is not None:
-        raise S.raise_again(late)
-    return result
-
-
-def price_key(geo: Geometry) -> tuple:
-    """What price's answer depends on besides loops: the tile and how it is priced."""
-    if isinstance(geo, S.TownGeometry):
-        return (geo.shape.tiles, geo.shape.uses_disk, geo.base_cost)
-    return (geo.tile, geo.pricing)
-
-
-def _judge_price(ctx: BuildContext, site: Site,
-                 geo: Geometry) -> tuple[tuple[int, str, int] | IllegalMove, IllegalMove | None]:
-    """(the answer or the refusal before loops are checked, the refusal after them or None)."""
-    try:
-        cost, tile, disk_delta = _supply_and_cost(ctx, site, geo)
-    except IllegalMove as refusal:
-        refusal.__traceback__ = None
-        return refusal, None
-    try:
-        cost = _affordable(ctx, cost)
-    except IllegalMove as refusal:
-        refusal.__traceback__ = None
-        return (cost, tile, disk_delta), refusal
-    return (cost, tile, disk_delta), None
-
-
-def _supply_and_cost(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
+    the cash to pay it. Returns (cost, tile, town disks taken)."""
     state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
     if isinstance(geo, S.TownGeometry):
@@ -438,23 +396,21 @@ def _supply_and_cost(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int,
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        cost = _track_cost(ctx, site, geo)
+        known = site.costs.get(geo.pricing)
+        cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo) if known is None else known
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
         raise IllegalMove("TOWN_DISKS_EXHAUSTED")
-    return cost, tile, disk_delta
-
-
-def _affordable(ctx: BuildContext, cost: int) -> int:
-    """The cost with the map's surcharge, if the seat's cash pays it."""
-    state = ctx.state
+    if geo.joined:
+        _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
+                     ctx.walks)
     cost += ctx.extra_cost_per_tile()
     cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
                           need=cost, have=cash)
-    return cost
+    return cost, tile, disk_delta
 
 
 def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:

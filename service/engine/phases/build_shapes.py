@@ -218,7 +218,7 @@ def _town_outcome(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
         return refusal
 
 
-def raise_again(refusal: IllegalMove) -> IllegalMove:
+def _raise_again(refusal: IllegalMove) -> IllegalMove:
     """A fresh copy of a kept refusal, so no raise shares (or grows) another's traceback."""
     return IllegalMove(refusal.code, refusal.detail, **refusal.extra)
 
@@ -228,7 +228,7 @@ def judge_track(tracks: frozenset[Track], old_tracks: frozenset[Track],
     """track_geometry, kept per distinct argument set (apply judges one shape per move)."""
     out = _track_outcome(tracks, old_tracks, turnable, status, owns)
     if isinstance(out, IllegalMove):
-        raise raise_again(out)
+        raise _raise_again(out)
     return out
 
 
@@ -237,7 +237,7 @@ def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, sta
     """town_geometry, kept per distinct argument set."""
     out = _town_outcome(exits, old_exits, mine, status, owns)
     if isinstance(out, IllegalMove):
-        raise raise_again(out)
+        raise _raise_again(out)
     return out
 
 
