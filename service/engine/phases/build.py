@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 MOVE_TYPES = ("build", "urbanize", "end_build")
 Geometry = S.TrackGeometry | S.TownGeometry
 NOTHING: frozenset = frozenset()
+NO_EDGES: tuple[int, ...] = ()
 
 
 # -- the context of a build --------------------------------------------------------------------
@@ -233,13 +234,16 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
     terrain = rules.map.terrain
     impassable = _impassable(rules.map) if impassable is None else impassable
     cities, ends, owners = net.cities, net.end_index, net.owner
-    # A map that keeps the base hook closes no edge: skip asking it six times per hex.
-    closed = None if type(rules).edge_closed is BaseRules.edge_closed else rules.edge_closed
+    # The hook is asked only about the edges the map may ever close (none on a map that keeps
+    # the base hook), not six times per hex.
+    closable = (NO_EDGES if type(rules).edge_closed is BaseRules.edge_closed
+                else rules.closable_edges(h))
+    closed = rules.edge_closed
     out: list[EdgeStatus] = []
     for edge, n in enumerate(around(h)):
         if n not in terrain:
             out.append("off")
-        elif closed is not None and closed(state, seat, h, edge):
+        elif edge in closable and closed(state, seat, h, edge):
             out.append("closed")
         elif n in cities:
             out.append("city")
