@@ -70,6 +70,10 @@ class BuildContext:
             self.net = self.rules.network(self.state)
         self._impassable = _impassable(self.rules.map)
 
+    @property
+    def cash(self) -> int:
+        return self.state["players"][self.seat]["cash"]
+
     def extra_cost_per_tile(self) -> int:
         """The map's surcharge on every tile for this seat now (asked once per decision)."""
         if self._extra is None:
@@ -410,7 +414,7 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
                      ctx.walks)
     cost += ctx.extra_cost_per_tile()
-    cash = state["players"][ctx.seat]["cash"]
+    cash = ctx.cash
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
                           need=cost, have=cash)
@@ -523,6 +527,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
         for h in candidate_hexes(state, rules, net):
             site = ctx.site(h)
             old = site.old
+            q, r = h
             if h in net.towns:
                 mine = any(o == seat for o in old.values())
                 for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
@@ -531,7 +536,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                         cost = price(ctx, site, town)[0]
                     except IllegalMove:
                         continue
-                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                    moves.append({"type": "build", "hex": {"q": q, "r": r},
                                   "town_exits": list(town.exits), "cost": cost})
             else:
                 options = (S.track_options(frozenset((p[1], p[2]) for p in old),
@@ -542,8 +547,8 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                         cost = price(ctx, site, geo)[0]
                     except IllegalMove:
                         continue
-                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
-                                  "tracks": [list(t) for t in geo.pairs], "cost": cost})
+                    moves.append({"type": "build", "hex": {"q": q, "r": r},
+                                  "tracks": list(map(list, geo.pairs)), "cost": cost})
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves
