@@ -97,6 +97,7 @@ class RandomPlayer:
         ends = frontier(state, seat, net)
         stops = stop_hexes(state)
         links_at = complete_links_by_hex(net)
+        stop_edges: dict[Hex, frozenset[int]] = {}  # per hex, the edges that face a stop
         finishing, extending = [], []
         for m in builds:
             h = (m["hex"]["q"], m["hex"]["r"])
@@ -106,8 +107,13 @@ class RandomPlayer:
                 # (the same answer as applying it and counting links: test_playout checks).
                 if links_through(net, h, pieces_after(h, m)) > links_at.get(h, 0):
                     finishing.append(m)
-            elif any(all(neighbour(h, e) in stops for e in t) for t in m.get("tracks", [])):
-                finishing.append(m)
+            elif "tracks" in m:
+                facing = stop_edges.get(h)
+                if facing is None:
+                    facing = stop_edges[h] = frozenset(
+                        e for e in range(6) if neighbour(h, e) in stops)
+                if any(a in facing and b in facing for a, b in m["tracks"]):
+                    finishing.append(m)
         if finishing and self.chooser.random() < 0.9:
             return finishing
         if extending and self.chooser.random() < 0.8:
