@@ -61,29 +61,21 @@ class BuildContext:
     rules: Rules
     seat: int
     net: Network = field(default=None)  # type: ignore[assignment]
-    _extra: int | None = field(default=None, init=False, repr=False)
+    # The map's surcharge on every tile for this seat now (asked once per decision).
+    extra: int = field(default=0, init=False)
     # Where the track beyond each hex edge leads, while the track is unchanged (loop checks).
     walks: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.net is None:
             self.net = self.rules.network(self.state)
-        self._impassable = _impassable(self.rules.map)
-
-    @property
-    def cash(self) -> int:
-        return self.state["players"][self.seat]["cash"]
-
-    def extra_cost_per_tile(self) -> int:
-        """The map's surcharge on every tile for this seat now (asked once per decision)."""
-        if self._extra is None:
-            self._extra = self.rules.extra_cost_per_tile(self.state, self.seat)
-        return self._extra
+        self._fixed_edges = _fixed_edges(self.rules.map)
+        self.extra = self.rules.extra_cost_per_tile(self.state, self.seat)
 
     def site(self, h: Hex) -> Site:
         on_hex = self.net.pieces_on(h)
         return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h,
-                                     self._impassable),
+                                     self._fixed_edges),
                     {p: self.net.owner[p] for p in on_hex} if on_hex else {},
                     self.state["tiles"].get(key(h)))
 
@@ -232,11 +224,11 @@ def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edg
 
 
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
-                  impassable: frozenset[Hex] | None = None) -> Status:
+                  fixed_edges: dict[Hex, tuple[str | None, ...]] | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned or opponent."""
-    terrain = rules.map.terrain
-    impassable = _impassable(rules.map) if impassable is None else impassable
+    fixed_edges = _fixed_edges(rules.map) if fixed_edges is None else fixed_edges
+    fixed = fixed_edges.get(h) or _fixed_around(rules.map, h)
     cities, ends, owners = net.cities, net.end_index, net.owner
     # The hook is asked only about the edges the map may ever close (none on a map that keeps
     # the base hook), not six times per hex.
@@ -245,13 +237,14 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
     closed = rules.edge_closed
     out: list[EdgeStatus] = []
     for edge, n in enumerate(around(h)):
-        if n not in terrain:
+        known = fixed[edge]
+        if known == "off":
             out.append("off")
         elif edge in closable and closed(state, seat, h, edge):
             out.append("closed")
-        elif n in cities:
+        elif known == "city" or n in cities:
             out.append("city")
-        elif n in impassable:
+        elif known == "closed":
             out.append("closed")
         else:
             p = ends.get((n, (edge + 3) % 6))
@@ -264,6 +257,24 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
 
 
 _IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+_FIXED: dict[int, tuple[object, dict[Hex, tuple[str | None, ...]]]] = {}
+
+
+def _fixed_edges(board) -> dict[Hex, tuple[str | None, ...]]:
+    """Per hex of the map, what lies across each edge whatever the state: "off" (off the
+    map), "city" (a city of the map), "closed" (impassable, unless it becomes a stop) or None
+    (the state decides). Worked out once per map."""
+    known = _FIXED.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, {h: _fixed_around(board, h) for h in board.terrain})
+        _FIXED[id(board)] = known
+    return known[1]
+
+
+def _fixed_around(board, h: Hex) -> tuple[str | None, ...]:
+    impassable = _impassable(board)
+    return tuple("off" if n not in board.terrain else "city" if n in board.cities
+                 else "closed" if n in impassable else None for n in around(h))
 
 
 def _impassable(board) -> frozenset[Hex]:
@@ -404,8 +415,10 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        known = site.costs.get(geo.pricing)
-        cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo) if known is None else known
+        try:
+            cost = site.costs[geo.pricing]
+        except KeyError:  # the first shape of its kind on this hex
+            cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
@@ -413,8 +426,8 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     if geo.joined:
         _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
                      ctx.walks)
-    cost += ctx.extra_cost_per_tile()
-    cash = ctx.cash
+    cost += ctx.extra
+    cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
                           need=cost, have=cash)
