@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from service.engine import game
-from service.engine.hexgrid import Hex, neighbour
+from service.engine.hexgrid import Hex, around, neighbour
 from service.engine.layout import Event, Move, State
 from service.engine.maps import load_map
 from service.engine.network import CENTRE, End, Network, Piece
@@ -111,7 +111,7 @@ class RandomPlayer:
                 facing = stop_edges.get(h)
                 if facing is None:
                     facing = stop_edges[h] = frozenset(
-                        e for e in range(6) if neighbour(h, e) in stops)
+                        e for e, n in enumerate(around(h)) if n in stops)
                 if any(a in facing and b in facing for a, b in m["tracks"]):
                     finishing.append(m)
         if finishing and self.chooser.random() < 0.9:
