@@ -112,7 +112,7 @@ class RandomPlayer:
                 if facing is None:
                     facing = stop_edges[h] = frozenset(
                         e for e, n in enumerate(around(h)) if n in stops)
-                if any(a in facing and b in facing for a, b in m["tracks"]):
+                if len(facing) > 1 and any(a in facing and b in facing for a, b in m["tracks"]):
                     finishing.append(m)
         if finishing and self.chooser.random() < 0.9:
             return finishing
