@@ -517,10 +517,14 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
         for e in (p[1], p[2]):
             if e != CENTRE:
                 found.add(around(p[0])[e])
-    built = set(open_build_turn(state)["built"])
-    terrain, impassable, cities = rules.map.terrain, _impassable(rules.map), net.cities
-    return sorted(h for h in found if h in terrain and key(h) not in built
-                  and h not in cities and h not in impassable and not rules.hex_closed(state, h))
+    found -= {parse_key(k) for k in open_build_turn(state)["built"]}
+    found -= net.cities
+    found -= _impassable(rules.map)
+    terrain = rules.map.terrain
+    # A map that keeps the base hook closes no hex: skip asking it once per hex.
+    if type(rules).hex_closed is BaseRules.hex_closed:
+        return sorted(h for h in found if h in terrain)
+    return sorted(h for h in found if h in terrain and not rules.hex_closed(state, h))
 
 
 def legal(state: State, rules: Rules, seat: int) -> list[dict]:
