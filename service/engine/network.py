@@ -195,11 +195,13 @@ class Network:
         for piece in through:
             seen = {piece}
             _, a, b = piece
-            if b == CENTRE:
-                first, second = End("stop", h, a), self._end_beyond(h, a, seen, swap, memo)
-            else:
-                first = self._end_beyond(h, a, seen, swap, memo)
-                second = self._end_beyond(h, b, seen, swap, memo)
+            if b == CENTRE:  # a town exit: its route starts at the town on h
+                end = self._end_beyond(h, a, seen, swap, memo)
+                if end.kind == "cycle" or (end.kind == "stop" and end.hex == h):
+                    return True
+                continue
+            first = self._end_beyond(h, a, seen, swap, memo)
+            second = self._end_beyond(h, b, seen, swap, memo)
             if first.kind == "cycle" or second.kind == "cycle" or (
                     first.kind == second.kind == "stop" and first.hex == second.hex):
                 return True

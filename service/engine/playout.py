@@ -13,9 +13,10 @@ import time
 from collections.abc import Callable
 
 from service.engine import game
-from service.engine.hexgrid import neighbour
+from service.engine.hexgrid import Hex, around, neighbour
 from service.engine.layout import Event, Move, State
 from service.engine.maps import load_map
+from service.engine.network import CENTRE, End, Network, Piece
 from service.engine.variants import rules_for
 
 # Called after every move: (state before, seat, move, the moves listed, state after, events).
@@ -92,19 +93,27 @@ class RandomPlayer:
         return self.chooser.choice(same)
 
     def _builds_worth_trying(self, state: State, seat: int, builds: list[Move]) -> list[Move]:
-        ends = frontier(state, seat)
+        net = rules_for(state["map"]).network(state)
+        ends = frontier(state, seat, net)
         stops = stop_hexes(state)
-        links = link_count(state)
+        links_at = complete_links_by_hex(net)
+        stop_edges: dict[Hex, frozenset[int]] = {}  # per hex, the edges that face a stop
         finishing, extending = [], []
         for m in builds:
             h = (m["hex"]["q"], m["hex"]["r"])
             if h in ends:
                 extending.append(m)
-                after, _ = game.apply(state, seat, m)
-                if link_count(after) > links:
+                # Whether the build adds a link, traced on the network as the build leaves it
+                # (the same answer as applying it and counting links: test_playout checks).
+                if links_through(net, h, pieces_after(h, m)) > links_at.get(h, 0):
                     finishing.append(m)
-            elif any(all(neighbour(h, e) in stops for e in t) for t in m.get("tracks", [])):
-                finishing.append(m)
+            elif "tracks" in m:
+                facing = stop_edges.get(h)
+                if facing is None:
+                    facing = stop_edges[h] = frozenset(
+                        e for e, n in enumerate(around(h)) if n in stops)
+                if len(facing) > 1 and any(a in facing and b in facing for a, b in m["tracks"]):
+                    finishing.append(m)
         if finishing and self.chooser.random() < 0.9:
             return finishing
         if extending and self.chooser.random() < 0.8:
@@ -121,11 +130,50 @@ def stop_hexes(state: State) -> set[tuple[int, int]]:
     return set(board.cities) | set(board.towns)
 
 
-def frontier(state: State, seat: int) -> set[tuple[int, int]]:
+def frontier(state: State, seat: int, net: Network | None = None) -> set[tuple[int, int]]:
     """Hexes where the seat's incomplete track points: building there extends it."""
-    net = rules_for(state["map"]).network(state)
+    net = rules_for(state["map"]).network(state) if net is None else net
     return {neighbour(end.hex, end.edge) for r in net.routes() if r.owner == seat
             for end in r.ends if end.kind == "open"}
+
+
+def pieces_after(h: Hex, move: Move) -> list[Piece]:
+    """What a listed build leaves on its hex (a build names everything the hex holds after)."""
+    if "town_exits" in move:
+        return [(h, e, CENTRE) for e in move["town_exits"]]
+    return [(h, a, b) for a, b in move["tracks"]]
+
+
+def complete_links_by_hex(net: Network) -> dict[Hex, int]:
+    """How many complete links run over each hex."""
+    out: dict[Hex, int] = {}
+    for r in net.links():
+        for h in {p[0] for p in r.pieces}:
+            out[h] = out.get(h, 0) + 1
+    return out
+
+
+def links_through(net: Network, h: Hex, pieces: list[Piece]) -> int:
+    """How many complete links would run over h if it held `pieces` instead of what it holds.
+    Links that do not touch h are the same either way: a build changes only the routes through
+    its hex."""
+    local: dict[int, Piece] = {}
+    for p in pieces:
+        local[p[1]] = p
+        if p[2] != CENTRE:
+            local[p[2]] = p
+    swap = (h, local)
+    seen: set[Piece] = set()
+    count = 0
+    for p in pieces:
+        if p in seen:
+            continue
+        seen.add(p)
+        _, a, b = p
+        first = End("stop", h, a) if b == CENTRE else net.walk(h, a, seen, swap)[1]
+        second = net.walk(h, a if b == CENTRE else b, seen, swap)[1]
+        count += first.kind == "stop" and second.kind == "stop"
+    return count
 
 
 def main(argv: list[str] | None = None) -> int:

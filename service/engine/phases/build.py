@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 MOVE_TYPES = ("build", "urbanize", "end_build")
 Geometry = S.TrackGeometry | S.TownGeometry
 NOTHING: frozenset = frozenset()
+NO_EDGES: tuple[int, ...] = ()
 
 
 # -- the context of a build --------------------------------------------------------------------
@@ -60,25 +61,21 @@ class BuildContext:
     rules: Rules
     seat: int
     net: Network = field(default=None)  # type: ignore[assignment]
-    _extra: int | None = field(default=None, init=False, repr=False)
+    # The map's surcharge on every tile for this seat now (asked once per decision).
+    extra: int = field(default=0, init=False)
     # Where the track beyond each hex edge leads, while the track is unchanged (loop checks).
     walks: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.net is None:
             self.net = self.rules.network(self.state)
-        self._impassable = _impassable(self.rules.map)
-
-    def extra_cost_per_tile(self) -> int:
-        """The map's surcharge on every tile for this seat now (asked once per decision)."""
-        if self._extra is None:
-            self._extra = self.rules.extra_cost_per_tile(self.state, self.seat)
-        return self._extra
+        self._fixed_edges = _fixed_edges(self.rules.map)
+        self.extra = self.rules.extra_cost_per_tile(self.state, self.seat)
 
     def site(self, h: Hex) -> Site:
         on_hex = self.net.pieces_on(h)
         return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h,
-                                     self._impassable),
+                                     self._fixed_edges),
                     {p: self.net.owner[p] for p in on_hex} if on_hex else {},
                     self.state["tiles"].get(key(h)))
 
@@ -227,23 +224,27 @@ def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edg
 
 
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
-                  impassable: frozenset[Hex] | None = None) -> Status:
+                  fixed_edges: dict[Hex, tuple[str | None, ...]] | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned or opponent."""
-    terrain = rules.map.terrain
-    impassable = _impassable(rules.map) if impassable is None else impassable
+    fixed_edges = _fixed_edges(rules.map) if fixed_edges is None else fixed_edges
+    fixed = fixed_edges.get(h) or _fixed_around(rules.map, h)
     cities, ends, owners = net.cities, net.end_index, net.owner
-    # A map that keeps the base hook closes no edge: skip asking it six times per hex.
-    closed = None if type(rules).edge_closed is BaseRules.edge_closed else rules.edge_closed
+    # The hook is asked only about the edges the map may ever close (none on a map that keeps
+    # the base hook), not six times per hex.
+    closable = (NO_EDGES if type(rules).edge_closed is BaseRules.edge_closed
+                else rules.closable_edges(h))
+    closed = rules.edge_closed
     out: list[EdgeStatus] = []
     for edge, n in enumerate(around(h)):
-        if n not in terrain:
+        known = fixed[edge]
+        if known == "off":
             out.append("off")
-        elif closed is not None and closed(state, seat, h, edge):
+        elif edge in closable and closed(state, seat, h, edge):
             out.append("closed")
-        elif n in cities:
+        elif known == "city" or n in cities:
             out.append("city")
-        elif n in impassable:
+        elif known == "closed":
             out.append("closed")
         else:
             p = ends.get((n, (edge + 3) % 6))
@@ -256,6 +257,24 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
 
 
 _IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+_FIXED: dict[int, tuple[object, dict[Hex, tuple[str | None, ...]]]] = {}
+
+
+def _fixed_edges(board) -> dict[Hex, tuple[str | None, ...]]:
+    """Per hex of the map, what lies across each edge whatever the state: "off" (off the
+    map), "city" (a city of the map), "closed" (impassable, unless it becomes a stop) or None
+    (the state decides). Worked out once per map."""
+    known = _FIXED.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, {h: _fixed_around(board, h) for h in board.terrain})
+        _FIXED[id(board)] = known
+    return known[1]
+
+
+def _fixed_around(board, h: Hex) -> tuple[str | None, ...]:
+    impassable = _impassable(board)
+    return tuple("off" if n not in board.terrain else "city" if n in board.cities
+                 else "closed" if n in impassable else None for n in around(h))
 
 
 def _impassable(board) -> frozenset[Hex]:
@@ -396,8 +415,10 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         cost = geo.base_cost
     else:
         tile, disk_delta = geo.tile, 0
-        known = site.costs.get(geo.pricing)
-        cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo) if known is None else known
+        try:
+            cost = site.costs[geo.pricing]
+        except KeyError:  # the first shape of its kind on this hex
+            cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
         raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
@@ -405,7 +426,7 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     if geo.joined:
         _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
                      ctx.walks)
-    cost += ctx.extra_cost_per_tile()
+    cost += ctx.extra
     cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
         raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
@@ -496,10 +517,14 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
         for e in (p[1], p[2]):
             if e != CENTRE:
                 found.add(around(p[0])[e])
-    built = set(open_build_turn(state)["built"])
-    terrain, impassable, cities = rules.map.terrain, _impassable(rules.map), net.cities
-    return sorted(h for h in found if h in terrain and key(h) not in built
-                  and h not in cities and h not in impassable and not rules.hex_closed(state, h))
+    found -= {parse_key(k) for k in open_build_turn(state)["built"]}
+    found -= net.cities
+    found -= _impassable(rules.map)
+    terrain = rules.map.terrain
+    # A map that keeps the base hook closes no hex: skip asking it once per hex.
+    if type(rules).hex_closed is BaseRules.hex_closed:
+        return sorted(h for h in found if h in terrain)
+    return sorted(h for h in found if h in terrain and not rules.hex_closed(state, h))
 
 
 def legal(state: State, rules: Rules, seat: int) -> list[dict]:
@@ -519,6 +544,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
         for h in candidate_hexes(state, rules, net):
             site = ctx.site(h)
             old = site.old
+            q, r = h
             if h in net.towns:
                 mine = any(o == seat for o in old.values())
                 for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
@@ -527,7 +553,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                         cost = price(ctx, site, town)[0]
                     except IllegalMove:
                         continue
-                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
+                    moves.append({"type": "build", "hex": {"q": q, "r": r},
                                   "town_exits": list(town.exits), "cost": cost})
             else:
                 options = (S.track_options(frozenset((p[1], p[2]) for p in old),
@@ -538,8 +564,8 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                         cost = price(ctx, site, geo)[0]
                     except IllegalMove:
                         continue
-                    moves.append({"type": "build", "hex": {"q": h[0], "r": h[1]},
-                                  "tracks": [list(t) for t in geo.pairs], "cost": cost})
+                    moves.append({"type": "build", "hex": {"q": q, "r": r},
+                                  "tracks": list(map(list, geo.pairs)), "cost": cost})
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves

@@ -15,6 +15,8 @@ from service.engine.maps import MapData
 from service.engine.network import Network, Route
 from service.engine.state import action_holder, active_players, raise_locomotive
 
+ALL_EDGES = (0, 1, 2, 3, 4, 5)
+
 
 class Rules:
     def __init__(self, board: MapData) -> None:
@@ -113,6 +115,12 @@ class Rules:
     def edge_closed(self, state: State, seat: int, h: Hex, edge: int) -> bool:
         """Whether track on h may not point through this edge (beyond water and the map edge)."""
         return False
+
+    def closable_edges(self, h: Hex) -> tuple[int, ...]:
+        """The edges of h that edge_closed may ever close, whatever the state (a map's data
+        alone): the build listing asks edge_closed about these only. A map that overrides
+        edge_closed without this is asked about every edge."""
+        return ALL_EDGES
 
     def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         base = self.map.terrain_costs[self.map.terrain[h]]

@@ -31,6 +31,10 @@ class Berlin(Rules):
             w["id"]: ((w["a"]["q"], w["a"]["r"]), (w["b"]["q"], w["b"]["r"]))
             for w in special["wall_edges"]}
         self.disc_at: dict[frozenset, int] = {frozenset(ab): i for i, ab in self.discs.items()}
+        # The edges of each hex that a disc stands on (while it stands).
+        self._disc_edges: dict[Hex, tuple[int, ...]] = {
+            h: tuple(e for e in range(6) if frozenset((h, neighbour(h, e))) in self.disc_at)
+            for ab in self.discs.values() for h in ab}
         self.tiles_per_turn: int = special["tiles_per_round"]
         self.engineer_tiles: int = special["engineer"]["tiles"]
         self.hex_cost: int = special["build_cost_non_town_hex"]
@@ -112,6 +116,9 @@ class Berlin(Rules):
         if self.disc_between(state, h, n) is None:
             return False
         return n not in self.map.cities and key(n) not in state["new_cities"]
+
+    def closable_edges(self, h: Hex) -> tuple[int, ...]:
+        return self._disc_edges.get(h, ())
 
     def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         return self.hex_cost

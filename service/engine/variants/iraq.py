@@ -32,6 +32,12 @@ class Iraq(Rules):
         self.oil_fields: tuple[Hex, ...] = tuple((f["q"], f["r"]) for f in special["oil_fields"])
         self.oil_field_names = {(f["q"], f["r"]): f["name"] for f in special["oil_fields"]}
         self._stops = frozenset(self.oil_fields)
+        # The edges of each hex that face an oil field.
+        self._oil_edges: dict[Hex, tuple[int, ...]] = {}
+        for f in self.oil_fields:
+            for e in range(6):
+                h = neighbour(f, e)
+                self._oil_edges[h] = (*self._oil_edges.get(h, ()), (e + 3) % 6)
         self.flags: tuple[Hex, ...] = tuple((f["q"], f["r"]) for f in special["flags"])
         self.flag_names = {(f["q"], f["r"]): f["name"] for f in special["flags"]}
         self.flag_link_cost: int = special["flag_link_cost"]
@@ -108,6 +114,9 @@ class Iraq(Rules):
         joined = any(edge in (a, b) for a, b, _ in state["track"].get(k, ())) or any(
             e == edge for e, _ in state["towns"].get(k, ()))
         return not joined
+
+    def closable_edges(self, h: Hex) -> tuple[int, ...]:
+        return self._oil_edges.get(h, ())
 
     def new_tile_cost(self, state: State, h: Hex, kind: str) -> int:
         """A tile on a flag's approach hex costs a flat $5 whatever its shape."""
