@@ -402,7 +402,17 @@ def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
 
 def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
     """The rules that depend on the rest of the state: a tile in supply, no loop, the cost and
-    the cash to pay it. Returns (cost, tile, town disks taken)."""
+    the cash to pay it. Returns (cost, tile, town disks taken); raises the IllegalMove of the
+    first rule broken, on this hex."""
+    out = judge_price(ctx, site, geo)
+    if isinstance(out, S.Refusal):
+        raise S.refused(out, site.hex)
+    return out
+
+
+def judge_price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int] | S.Refusal:
+    """price, with a refusal as a value: the listing tries every shape on every hex, and a
+    player short of cash would have hundreds raised and caught per listing."""
     state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
     if isinstance(geo, S.TownGeometry):
@@ -420,17 +430,17 @@ def price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str, int]:
         except KeyError:  # the first shape of its kind on this hex
             cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
     if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
-        raise IllegalMove("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
+        return S.Refusal("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
-        raise IllegalMove("TOWN_DISKS_EXHAUSTED")
-    if geo.joined:
-        _check_loops(ctx.net, site.hex, geo, hex_pieces(site.hex, geo, site.old, ctx.seat),
-                     ctx.walks)
+        return S.Refusal("TOWN_DISKS_EXHAUSTED")
+    if geo.joined and _closes_loop(ctx.net, site.hex, geo,
+                                   hex_pieces(site.hex, geo, site.old, ctx.seat), ctx.walks):
+        return S.Refusal("LOOP")
     cost += ctx.extra
     cash = state["players"][ctx.seat]["cash"]
     if cost > cash:
-        raise IllegalMove("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
-                          need=cost, have=cash)
+        return S.Refusal("INSUFFICIENT_CASH", f"the build costs ${cost}, cash is ${cash}",
+                         need=cost, have=cash)
     return cost, tile, disk_delta
 
 
@@ -449,13 +459,12 @@ def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
     return rules.new_tile_cost(state, h, geo.kind)
 
 
-def _check_loops(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None],
-                 memo: dict | None) -> None:
+def _closes_loop(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | None],
+                 memo: dict | None) -> bool:
     """A new track closes a loop only if both its ends join something (geo.joined); only those
     are traced, on the network as it would be, without editing it."""
     through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
-    if net.closes_loop(h, list(pieces), through, memo):
-        raise IllegalMove("LOOP", hex=as_dict(h))
+    return net.closes_loop(h, list(pieces), through, memo)
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -549,10 +558,10 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                 mine = any(o == seat for o in old.values())
                 for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
                                               owns):
-                    try:
-                        cost = price(ctx, site, town)[0]
-                    except IllegalMove:
+                    priced = judge_price(ctx, site, town)
+                    if isinstance(priced, S.Refusal):
                         continue
+                    cost = priced[0]
                     moves.append({"type": "build", "hex": {"q": q, "r": r},
                                   "town_exits": list(town.exits), "cost": cost})
             else:
@@ -560,10 +569,10 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                                            _turnable(old, seat), site.status, owns) if old
                            else S.track_options(NOTHING, NOTHING, site.status, owns))
                 for _, geo in options:
-                    try:
-                        cost = price(ctx, site, geo)[0]
-                    except IllegalMove:
+                    priced = judge_price(ctx, site, geo)
+                    if isinstance(priced, S.Refusal):
                         continue
+                    cost = priced[0]
                     moves.append({"type": "build", "hex": {"q": q, "r": r},
                                   "tracks": list(map(list, geo.pairs)), "cost": cost})
     moves.extend(rules.extra_build_moves(state, seat))

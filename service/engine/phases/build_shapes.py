@@ -62,7 +62,8 @@ class TownGeometry:
 
 
 class Refusal(Exception):
-    """A rule this geometry breaks, whatever hex it is on: `code` is one of errors.CODES."""
+    """A rule a build breaks, as a value: the geometry's (whatever hex it is on) and build.judge_price's.
+    `refused` makes it the IllegalMove of the hex judged; `code` is one of errors.CODES."""
 
     def __init__(self, code: str, detail: str | None = None, **extra: object) -> None:
         super().__init__(code)
@@ -230,7 +231,7 @@ def _town_outcome(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
         return refusal
 
 
-def _refused(refusal: Refusal, at: Hex) -> IllegalMove:
+def refused(refusal: Refusal, at: Hex) -> IllegalMove:
     """The rule error of a kept refusal, on the hex it was judged for (when its code names one)."""
     where = {"hex": as_dict(at)} if "hex" in CODE_FIELDS.get(refusal.code, ()) else {}
     return IllegalMove(refusal.code, refusal.detail, **refusal.extra, **where)
@@ -241,7 +242,7 @@ def judge_track(tracks: frozenset[Track], old_tracks: frozenset[Track],
     """track_geometry, kept per distinct argument set (apply judges one shape per move)."""
     out = _track_outcome(tracks, old_tracks, turnable, status, owns)
     if isinstance(out, Refusal):
-        raise _refused(out, at)
+        raise refused(out, at)
     return out
 
 
@@ -250,7 +251,7 @@ def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, sta
     """town_geometry, kept per distinct argument set."""
     out = _town_outcome(exits, old_exits, mine, status, owns)
     if isinstance(out, Refusal):
-        raise _refused(out, at)
+        raise refused(out, at)
     return out
 
 
