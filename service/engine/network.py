@@ -186,12 +186,7 @@ class Network:
         `through` (pieces among them) runs in a cycle or from a stop back to the same stop.
         Walks without editing the network. `memo` (one per unchanged network) keeps where the
         track beyond each hex edge leads, for the walks that never come back to h."""
-        local: dict[int, Piece] = {}
-        for p in pieces:
-            local[p[1]] = p
-            if p[2] != CENTRE:
-                local[p[2]] = p
-        swap = (h, local)
+        swap = hex_swap(h, pieces)
         for piece in through:
             seen = {piece}
             _, a, b = piece
@@ -240,6 +235,17 @@ class Network:
 
     def links(self) -> list[Route]:
         return [r for r in self.routes() if r.complete]
+
+
+def hex_swap(h: Hex, pieces: list[Piece]) -> tuple[Hex, dict[int, Piece]]:
+    """Hex h as if it held `pieces` instead of what it holds, for walks that read it: which
+    piece touches each of its edges."""
+    local: dict[int, Piece] = {}
+    for p in pieces:
+        local[p[1]] = p
+        if p[2] != CENTRE:
+            local[p[2]] = p
+    return h, local
 
 
 def write_hex(state: State, h: Hex, pieces: dict[Piece, int | None]) -> None:

@@ -16,7 +16,7 @@ from service.engine import game
 from service.engine.hexgrid import Hex, around, neighbour
 from service.engine.layout import Event, Move, State
 from service.engine.maps import load_map
-from service.engine.network import CENTRE, End, Network, Piece
+from service.engine.network import CENTRE, End, Network, Piece, hex_swap
 from service.engine.variants import rules_for
 
 # Called after every move: (state before, seat, move, the moves listed, state after, events).
@@ -157,12 +157,7 @@ def links_through(net: Network, h: Hex, pieces: list[Piece]) -> int:
     """How many complete links would run over h if it held `pieces` instead of what it holds.
     Links that do not touch h are the same either way: a build changes only the routes through
     its hex."""
-    local: dict[int, Piece] = {}
-    for p in pieces:
-        local[p[1]] = p
-        if p[2] != CENTRE:
-            local[p[2]] = p
-    swap = (h, local)
+    swap = hex_swap(h, pieces)
     seen: set[Piece] = set()
     count = 0
     for p in pieces:
