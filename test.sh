@@ -2,7 +2,7 @@
 # Sets up and runs the whole test suite: ./test.sh [pytest args]
 # Installs, before any test runs, everything the tests use:
 #   into .venv (scripts/bootstrap.sh test): the project, its test extras (pytest, schemathesis,
-#     openapi-core, ruff, playwright, cairosvg, the deploy linters...) and the client in client/;
+#     openapi-core, ruff, mypy, playwright, cairosvg, the deploy linters...) and the client in client/;
 #   from Debian's packages, those missing of: redis-server and redis-tools (the tests start their
 #     own Redis servers on free ports), curl and jq (the README's walk-through), shellcheck and
 #     util-linux's unshare (deploy/check.sh, offline), chromium (the browser tests, driven by

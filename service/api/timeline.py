@@ -24,7 +24,7 @@ UNDO = "undo"
 TAKEBACK = "takeback"
 # A seat leaves the game (engine `resign`): a move of the game, made by its own route, not
 # `POST …/moves`. Its entry is replayed like any move.
-RESIGN = "resign"
+RESIGN = game.RESIGN
 # Entries that change no state: they record something about the game, not a move of it. A seat
 # proposes a takeback; each seat it asks accepts (the last acceptance is the "takeback" entry
 # itself) or declines; the proposer may withdraw it (cancelled).
@@ -114,9 +114,7 @@ def genesis(state: State) -> State:
 
 def apply_entry(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
     """One move of a log or a record, applied to the state: the engine's apply, or its resign."""
-    if move.get("type") == RESIGN:
-        return game.resign(state, seat)
-    return game.apply(state, seat, move)
+    return game.play(state, seat, move)
 
 
 def state_at(any_state: State, entries: Sequence[dict], version: int) -> State:
