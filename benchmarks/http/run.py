@@ -20,6 +20,7 @@ import os
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -232,20 +233,35 @@ def main(argv: list[str] | None = None) -> int:
         client_games = [(create_game(api_port, seed), scripts[seed]) for seed in seeds]
 
         def client_plan(i: int):
+            # Each request's X-Request-Id names its label, so that the service's own time for
+            # it can be read back from its access log (server_times).
+            numbers = itertools.count()
             requests = (
                 request
                 for created, script in client_games
                 for before, seat, move in script
                 for request in (
-                    ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None, {},
+                    ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None,
+                     {"X-Request-Id": f"{'build' if before['phase'] == 'build' else 'other'}-"
+                                      f"{next(numbers)}"},
                      "legal-moves, build turn" if before["phase"] == "build" else
                      "legal-moves, other turn"),
                     ("POST", f"/v1/games/{created['game_id']}/moves", orjson.dumps(move),
-                     {"Content-Type": "application/json",
+                     {"Content-Type": "application/json", "X-Request-Id": f"move-{next(numbers)}",
                       "Authorization": f"Bearer {created['seats'][seat]['token']}"}, "POST move"),
                 )
             )
             return lambda last: next(requests, None)
+
+        def view_one_plan(i: int):
+            numbers = itertools.count()
+            return lambda last: ("GET", f"/v1/games/{mid['game_id']}", None,
+                                 {"X-Request-Id": f"view-{next(numbers)}"})
+
+        def floor_one_plan(i: int):
+            numbers = itertools.count()
+            return lambda last: ("POST", f"/bench/floor/{i}", b"",
+                                 {"X-Request-Id": f"floor-{next(numbers)}"})
 
         results: list[Result] = []
         for name, factory in (
@@ -271,15 +287,18 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         one: dict[str, Result] = {}
-        for name, factory in (("floor (Redis RMW)", floor_plan), ("GET view", view_plan),
-                              ("client play", client_plan), ("floor again", floor_plan)):
+        for name, factory in (("floor (Redis RMW)", floor_one_plan), ("GET view", view_one_plan),
+                              ("client play", client_plan), ("floor again", floor_one_plan)):
             one[name] = run(name, HOST, api_port, factory, connections=1, seconds=args.seconds,
                             processes=1)
             print(f"  1 connection: {name:<18} {one[name].rps:6.0f} req/s  "
                   f"p50 {one[name].p50_ms:5.2f} ms  p99 {one[name].p99_ms:5.2f} ms  "
                   f"statuses {one[name].statuses}", flush=True)
+        api_proc.terminate()
+        api_proc.wait(30)
+        server = server_times(workdir / "service.log")
     finally:
-        if api_proc is not None:
+        if api_proc is not None and api_proc.poll() is None:
             api_proc.terminate()
             api_proc.wait(30)
         redis_proc.terminate()
@@ -301,15 +320,38 @@ def main(argv: list[str] | None = None) -> int:
     floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
     view_one = one["GET view"].p50_ms
     print("\none connection, a client playing whole games (legal moves asked once per turn, "
-          "cold), p50 / p99 ms and p50 as a ratio:")
-    for label in ("legal-moves, build turn", "legal-moves, other turn", "POST move"):
+          "cold), p50 / p99 ms and p50 as a ratio; then the service's own p50 (its access log's "
+          "duration: the app, without gunicorn's parsing and writing or the network):")
+    for label, tag in (("legal-moves, build turn", "build"), ("legal-moves, other turn", "other"),
+                       ("POST move", "move")):
         if label in play.labelled:
             p50 = play.label_p(label, .5)
-            base, base_name = (floor_one, "floor") if label == "POST move" else (view_one, "GET view")
+            base, base_name, base_tag = ((floor_one, "floor", "floor") if label == "POST move"
+                                         else (view_one, "GET view", "view"))
+            own, own_base = median(server.get(tag)), median(server.get(base_tag))
             print(f"  {label:<24} n={len(play.labelled[label]):5d}  {p50:6.2f} / "
                   f"{play.label_p(label, .99):6.2f}  = {p50 / base:4.2f}x {base_name} "
-                  f"({base:.2f} ms)")
+                  f"({base:.2f} ms); service {own:.2f} ms = {own / own_base:4.2f}x "
+                  f"({own_base:.2f} ms)")
     return 0
+
+
+def server_times(log: Path) -> dict[str, list[float]]:
+    """The service's own duration of each request whose X-Request-Id is `<tag>-<n>`, by tag."""
+    out: dict[str, list[float]] = {}
+    for line in log.read_bytes().splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        tag, _, n = str(entry.get("request_id", "")).rpartition("-")
+        if entry.get("log") == "access" and tag and n.isdigit():
+            out.setdefault(tag, []).append(entry["duration_ms"])
+    return out
+
+
+def median(values: list[float] | None) -> float:
+    return statistics.median(values) if values else float("nan")
 
 
 if __name__ == "__main__":

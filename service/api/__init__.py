@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from service.engine import warm
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
@@ -55,5 +56,8 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
+    warmed = warm.warm_up(settings.warm_up_games)
+    if warmed:
+        log.info("engine warmed up in %.2f s (%d game(s) per map)", warmed, settings.warm_up_games)
     log.info("aos-rules API on the %s store", store.kind)
     return app

@@ -39,6 +39,9 @@ class Settings:
     events_heartbeat: float = 15.0
     events_lifetime: float = 3600.0
     long_poll_max: int = 60
+    # Random games played on every map when the app is made, once per process, so that a new
+    # worker's first build listings find the common surroundings worked out (engine/warm.py).
+    warm_up_games: int = 1
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -76,6 +79,8 @@ class Settings:
         for field, var in seconds.items():
             if env.get(var, "").strip():
                 values[field] = float(env[var])
+        if env.get("AOS_WARM_UP_GAMES", "").strip():
+            values["warm_up_games"] = int(env["AOS_WARM_UP_GAMES"])
         if env.get("AOS_LONG_POLL_MAX", "").strip():
             values["long_poll_max"] = min(60, int(env["AOS_LONG_POLL_MAX"]))
         return cls(**values)

@@ -155,22 +155,22 @@ class Games:
         return self.found(game_id, lambda: self.store.version(game_id))
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
-        # Frontends, bots and spectators ask for the same turn's moves; working them out is the
-        # costliest read (every build of a build turn), so one answer per version and seat is
-        # kept for a while. A version never changes, so a kept answer is never stale.
-        version = self.version(game_id)
-        kept = self.store.cached(game_id, f"legal:{version}:{seat}")
+        # A client asks for a turn's legal moves once, as the version comes; working them out
+        # (a build turn's above all) costs less than another round trip to keep them. So they
+        # are kept for the second reader of a version and seat (a second screen, a spectator, a
+        # client polling), and read back with the game in the same one read.
+        name, ttl = f"legal:{seat}", self.settings.legal_moves_ttl
+        stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
         if kept is not None:
-            return version, kept
-        stored = self.load(game_id)
+            return stored.version, kept
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
             raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {seat}")
         moves = game.legal_moves(state, seat)
         body = orjson.dumps(
             {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves})
-        self.store.keep(game_id, f"legal:{stored.version}:{seat}", body,
-                        self.settings.legal_moves_ttl)
+        if again:
+            self.store.keep(game_id, name, stored.version, body, ttl)
         return stored.version, body
 
     def history(self, game_id: str) -> tuple[int, bytes]:

@@ -204,17 +204,23 @@ class Network:
 
     def _end_beyond(self, h: Hex, edge: int, seen: set[Piece], swap: tuple[Hex, dict[int, Piece]],
                     memo: dict | None) -> End:
-        if memo is None:
-            return self.walk(h, edge, seen, swap)[1]
+        if memo is not None:
+            known = self.end_beyond(h, edge, memo)
+            if known is not None:
+                return known
+        return self.walk(h, edge, seen, swap)[1]
+
+    def end_beyond(self, h: Hex, edge: int, memo: dict) -> End | None:
+        """Where the track beyond h's edge leads on the network as it is, kept in `memo` (one
+        per unchanged network); None when that track comes back to h, whose pieces a build
+        changes (only a walk with them can tell then)."""
         entry = (around(h)[edge], (edge + 3) % 6)
         known = memo.get(entry)
         if known is None:
             pieces, end = self.walk(h, edge, set())
             last = around(end.hex)[end.edge] if end.kind == "open" else end.hex
             known = memo[entry] = (end, {p[0] for p in pieces} | {last})
-        if h in known[1]:  # the track beyond comes back to h, which the build changes
-            return self.walk(h, edge, seen, swap)[1]
-        return known[0]
+        return None if h in known[1] else known[0]
 
     def set_owner(self, pieces: list[Piece], owner: int | None) -> None:
         """Gives these pieces one owner (the state is written by set_route_owner)."""

@@ -219,14 +219,16 @@ class GameStore(ABC):
         """The record stored under an idempotency key of this game, or None."""
 
     @abstractmethod
-    def cached(self, game_id: str, name: str) -> bytes | None:
-        """A value derived from the game and kept by `keep` under `name`, or None (lapsed, or
-        never kept)."""
+    def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
+        """In one read: the game's version, state and metadata; the value `keep` kept under
+        `name` at that version (None if not, lapsed or never kept); and whether `name` was read
+        at that version before (within `ttl` seconds), so that a caller keeps a value worked out
+        for a second reader, not for every first one. None when there is no game."""
 
     @abstractmethod
-    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
-        """Keeps a value derived from the game for `ttl` seconds. Its name must say which
-        version it was derived from: nothing clears it when the game moves on."""
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
+        """Keeps a value derived from the game at `version` for `ttl` seconds, one per name: it
+        is read back only while the game is at that version (versions never repeat)."""
 
     def release(self, game_id: str, version: int, ttl: int) -> bool:
         """The game's every version up to `version` is kept elsewhere (the archive), from where

@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from .base import (
     ClaimedClock,
@@ -25,6 +26,7 @@ from .base import (
 from .keys import SHARDS, shard_of
 
 Listener = Callable[[str, int], None]
+V = TypeVar("V")
 
 
 @dataclass
@@ -38,7 +40,7 @@ class _Game:
     log: list[bytes] = field(default_factory=list)
 
 
-class _Expiring:
+class _Expiring(Generic[V]):
     """Values that lapse after their own TTL, like Redis keys with EX: a lapsed value reads as
     absent, and every so many writes the lapsed ones are swept out, so that values written once
     and never read again (a request's own commit key) do not pile up."""
@@ -47,10 +49,10 @@ class _Expiring:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self._values: dict[tuple[str, str], tuple[bytes, float]] = {}
+        self._values: dict[tuple[str, str], tuple[V, float]] = {}
         self._writes = 0
 
-    def get(self, key: tuple[str, str]) -> bytes | None:
+    def get(self, key: tuple[str, str]) -> V | None:
         entry = self._values.get(key)
         if entry is None:
             return None
@@ -59,7 +61,7 @@ class _Expiring:
             return None
         return entry[0]
 
-    def set(self, key: tuple[str, str], value: bytes, ttl: int) -> None:
+    def set(self, key: tuple[str, str], value: V, ttl: int) -> None:
         now = self._clock()
         self._values[key] = (value, now + ttl)
         self._writes += 1
@@ -121,9 +123,9 @@ class MemoryStore(GameStore):
         self._wall = wall_clock
         self._lock = threading.Lock()
         self._games: dict[str, _Game] = {}
-        self._idem = _Expiring(clock)
-        self._kept = _Expiring(clock)
-        self._creates = _Expiring(clock)
+        self._idem = _Expiring[bytes](clock)
+        self._kept = _Expiring[tuple[int, bytes | None]](clock)
+        self._creates = _Expiring[bytes](clock)
         self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
         self._clocks: dict[str, float] = {}
         # webhook deliveries: id -> (due or claimed until, the delivery as queued)
@@ -299,13 +301,21 @@ class MemoryStore(GameStore):
         with self._lock:
             return self._idem.get((game_id, key))
 
-    def cached(self, game_id: str, name: str) -> bytes | None:
+    def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
         with self._lock:
-            return self._kept.get((game_id, name))
+            game = self._live(game_id, read=True)
+            if game is None:
+                return None
+            stored = Stored(game.version, game.state, game.meta)
+            kept = self._kept.get((game_id, name))
+            if kept is None or kept[0] != game.version:
+                self._kept.set((game_id, name), (game.version, None), ttl)
+                return stored, None, False
+            return stored, kept[1], True
 
-    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
         with self._lock:
-            self._kept.set((game_id, name), value, ttl)
+            self._kept.set((game_id, name), (version, value), ttl)
 
     # -- watchers: in process, in place of Redis's event channel ------------------------------
 

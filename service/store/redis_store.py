@@ -155,14 +155,31 @@ return {'applied', version}
 
 # A read of a game's hash that pushes its expiry back when less than 90 % of it is left, so a
 # game that is read is not dropped. KEYS: state, log. ARGV: the fields (version first).
-_LOAD = """
-local values = redis.call('HMGET', KEYS[1], unpack(ARGV))
+_TOUCH = """
 if values[1] then
   local ttl = tonumber(redis.call('HGET', KEYS[1], 'ttl') or '0')
   if ttl > 0 and redis.call('TTL', KEYS[1]) < ttl * 0.9 then
     redis.call('EXPIRE', KEYS[1], ttl)
     redis.call('EXPIRE', KEYS[2], ttl)
   end
+end
+"""
+_LOAD = "local values = redis.call('HMGET', KEYS[1], unpack(ARGV))" + _TOUCH + "return values"
+
+# _LOAD of version, state and meta, then the value kept under a name at that version (false if
+# none) and whether the name was read at that version before (1 or 0). The kept key holds the
+# version, a newline and the value; a first read leaves the version and newline alone there, for
+# ARGV[1] seconds, so the second read knows it is one. KEYS: state, log, kept. ARGV: that ttl.
+_LOAD_KEPT = "local values = redis.call('HMGET', KEYS[1], 'version', 'state', 'meta')" + _TOUCH + """
+values[4], values[5] = false, 0
+if not values[1] then return values end
+local head = values[1] .. '\\n'
+local kept = redis.call('GET', KEYS[3])
+if kept and string.sub(kept, 1, #head) == head then
+  values[5] = 1
+  if #kept > #head then values[4] = string.sub(kept, #head + 1) end
+else
+  redis.call('SET', KEYS[3], head, 'EX', ARGV[1])
 end
 return values
 """
@@ -335,6 +352,7 @@ class RedisStore(GameStore):
                     self._create = client.register_script(_CREATE)
                     self._commit = client.register_script(_COMMIT)
                     self._load = client.register_script(_LOAD)
+                    self._load_kept = client.register_script(_LOAD_KEPT)
                     self._history = client.register_script(_HISTORY)
                     self._replace_meta = client.register_script(_REPLACE_META)
                     self._claim_clocks = client.register_script(_CLAIM_CLOCKS)
@@ -495,13 +513,18 @@ class RedisStore(GameStore):
         name = idem_key(game_id, key, self._prefix)
         return self._run("idempotency", lambda client: client.get(name))
 
-    def cached(self, game_id: str, name: str) -> bytes | None:
-        key = kept_key(game_id, name, self._prefix)
-        return self._run("load", lambda client: client.get(key))
+    def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
+        keys = game_keys(game_id, self._prefix)
+        version, state, meta, kept, again = self._run("load", lambda c: self._load_kept(
+            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix)], args=[ttl],
+            client=c))
+        if version is None or state is None or meta is None:
+            return None
+        return Stored(int(version), state, meta), kept, bool(again)
 
-    def keep(self, game_id: str, name: str, value: bytes, ttl: int) -> None:
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
         key = kept_key(game_id, name, self._prefix)
-        self._run("keep", lambda client: client.set(key, value, ex=ttl))
+        self._run("keep", lambda client: client.set(key, b"%d\n" % version + value, ex=ttl))
 
     # -- the outbox and the clocks ------------------------------------------------------------
 

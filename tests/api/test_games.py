@@ -7,6 +7,7 @@ import random
 import time
 from datetime import datetime
 
+import orjson
 import pytest
 
 
@@ -231,6 +232,40 @@ def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:
     assert api.move(game_id, token, {"type": "issue_shares", "count": 0}).status_code == 200
     after = api.client.get(url).get_json()
     assert after["version"] == 1 and after["moves"] == []  # not the kept answer of version 0
+
+
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_legal_moves_are_kept_for_the_second_reader_of_a_version(on: str, api_on,
+                                                                  redis_url: str) -> None:
+    """A client asks once per version: the first reader's answer is worked out, not kept (a
+    write would cost more than working it out again); the second reader's is kept, and the
+    third reads it back with the game in one read. The next version starts afresh."""
+    from service.store import MemoryStore, RedisStore
+
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
+    api = api_on(store)
+    game = api.create(players=3, seed="kept-listing")
+    game_id = game["game_id"]
+    view = api.view(game_id)
+    rng = random.Random(3)
+    while view["phase"] != "build":
+        seat = view["active_seat"]
+        move = rng.choice(api.legal(game_id, seat))
+        view = api.move(game_id, game["seats"][seat]["token"], move).get_json()["game"]
+    seat, version = view["active_seat"], view["version"]
+    url = f"/v1/games/{game_id}/legal-moves?seat={seat}"
+    name = f"legal:{seat}"
+    first = api.client.get(url).get_data()
+    kept = store.load_kept(game_id, name, 60)[1]  # (a read of its own: the second)
+    assert kept is None
+    second = api.client.get(url).get_data()
+    assert second == first and store.load_kept(game_id, name, 60)[1] == first
+    assert api.client.get(url).get_data() == first
+    assert orjson.loads(first)["version"] == version and orjson.loads(first)["phase"] == "build"
+    end = {"type": "end_build"}
+    after = api.move(game_id, game["seats"][seat]["token"], end).get_json()["game"]
+    assert after["version"] == version + 1
+    assert store.load_kept(game_id, name, 60)[1:] == (None, False)
 
 
 def test_game_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -153,24 +153,38 @@ def test_create_with_a_log(store: GameStore) -> None:
     assert commit(store, 2500, 2501, game_id="imp").version == 2501
 
 
-def test_kept_values_are_read_back_until_they_lapse(store: GameStore) -> None:
+def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: GameStore) -> None:
     create(store)
-    assert store.cached("g1", "legal:0:1") is None
-    store.keep("g1", "legal:0:1", b"moves", ttl=60)
-    assert store.cached("g1", "legal:0:1") == b"moves"
-    assert store.cached("g1", "legal:0:2") is None
-    assert store.cached("g2", "legal:0:1") is None
+    assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), None, False)
+    # The second read of a name at a version knows it is one.
+    assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), None, True)
+    store.keep("g1", "legal:1", 0, b"moves", ttl=60)
+    assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), b"moves", True)
+    assert store.load_kept("g1", "legal:2", 60)[1:] == (None, False)
+    assert store.load_kept("g2", "legal:1", 60) is None
+    # A value kept for another version is never read back, whatever its bytes look like.
+    store.keep("g1", "legal:2", 10, b"0\nmoves", ttl=60)
+    assert store.load_kept("g1", "legal:2", 60)[1:] == (None, False)
+    store.keep("g1", "legal:3", 0, b"1\n2\n", ttl=60)
+    assert store.load_kept("g1", "legal:3", 60)[1] == b"1\n2\n"
+    # The game moves on: what was kept at version 0 is not read at version 1.
+    assert commit(store, 0, 1).outcome is Outcome.APPLIED
+    stored, kept, again = store.load_kept("g1", "legal:1", 60)
+    assert (stored.version, stored.state, kept, again) == (1, b"s1", None, False)
+    store.keep("g1", "legal:1", 1, b"moves at 1", ttl=60)
+    assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves at 1", True)
 
 
 def test_memory_store_lets_kept_values_and_request_keys_lapse_and_sweeps_them() -> None:
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
     create(store)
-    store.keep("g1", "legal:0:0", b"x", ttl=10)
+    store.keep("g1", "legal:0", 0, b"x", ttl=10)
+    assert store._kept.get(("g1", "legal:0")) == (0, b"x")
     for n in range(1, 1100):
         commit(store, n - 1, n, idem=IdemRecord(f"request-{n}", b"r", 5))
         now[0] += 1
-    assert store.cached("g1", "legal:0:0") is None
+    assert store._kept.get(("g1", "legal:0")) is None
     # Each request's own key lapses after 5 s and the sweep drops it: a handful remain, not 1099.
     assert len(store._idem) < 1024
 

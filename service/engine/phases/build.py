@@ -39,17 +39,14 @@ NO_EDGES: tuple[int, ...] = ()
 
 # -- the context of a build --------------------------------------------------------------------
 
-@dataclass
 class Site:
     """One hex as a build finds it: what lies across each edge, what it holds (with owners)."""
 
-    hex: Hex
-    status: Status
-    old: dict[Piece, int | None]
-    old_tile: str | None
-    # What each kind of track tile costs here (redirect?, upgrade?, kind), worked out once per
-    # decision: every shape of one kind costs the same on one hex.
-    costs: dict[tuple[bool, bool, str], int] = field(default_factory=dict)
+    __slots__ = ("hex", "status", "old", "old_tile")
+
+    def __init__(self, h: Hex, status: Status, old: dict[Piece, int | None],
+                 old_tile: str | None) -> None:
+        self.hex, self.status, self.old, self.old_tile = h, status, old, old_tile
 
 
 @dataclass
@@ -69,15 +66,22 @@ class BuildContext:
     def __post_init__(self) -> None:
         if self.net is None:
             self.net = self.rules.network(self.state)
-        self._fixed_edges = _fixed_edges(self.rules.map)
+        self._edges = _edge_table(self.rules.map)
+        self._closable = _closable_table(self.rules)
         self.extra = self.rules.extra_cost_per_tile(self.state, self.seat)
 
     def site(self, h: Hex) -> Site:
         on_hex = self.net.pieces_on(h)
-        return Site(h, edge_statuses(self.state, self.rules, self.net, self.seat, h,
-                                     self._fixed_edges),
-                    {p: self.net.owner[p] for p in on_hex} if on_hex else {},
+        if not on_hex:
+            return Site(h, self.statuses(h), {}, None)
+        owner = self.net.owner
+        return Site(h, self.statuses(h), {p: owner[p] for p in on_hex},
                     self.state["tiles"].get(key(h)))
+
+    def statuses(self, h: Hex) -> Status:
+        """edge_statuses of h for this seat, with the tables of the map worked out once."""
+        return edge_statuses(self.state, self.rules, self.net, self.seat, h, self._edges,
+                             self._closable)
 
     def write_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> None:
         write_hex(self.state, h, pieces)
@@ -223,58 +227,81 @@ def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edg
     return edge_statuses(state, rules, net, seat, h)[edge]
 
 
+# Per hex, per edge: the neighbour, what lies there whatever the state ("off" the map, a
+# "city" of the map, "closed": impassable unless it becomes a stop; None: the state decides),
+# and the key of the track end that would face the edge from across it.
+EdgeRow = tuple[tuple[Hex, EdgeStatus | None, tuple[Hex, int]], ...]
+
+
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
-                  fixed_edges: dict[Hex, tuple[str | None, ...]] | None = None) -> Status:
+                  table: dict[Hex, EdgeRow] | None = None,
+                  closable_hexes: frozenset[Hex] | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
-    free, own, unowned or opponent."""
-    fixed_edges = _fixed_edges(rules.map) if fixed_edges is None else fixed_edges
-    fixed = fixed_edges.get(h) or _fixed_around(rules.map, h)
-    cities, ends, owners = net.cities, net.end_index, net.owner
+    free, own, unowned or opponent. `table` and `closable_hexes` are the map's, when the caller
+    keeps them (_edge_table, _closable_table); the listing asks this of every candidate hex."""
+    row = (_edge_table(rules.map) if table is None else table).get(h) or _edge_row(rules.map, h)
     # The hook is asked only about the edges the map may ever close (none on a map that keeps
     # the base hook), not six times per hex.
-    closable = (NO_EDGES if type(rules).edge_closed is BaseRules.edge_closed
-                else rules.closable_edges(h))
-    closed = rules.edge_closed
+    closable = (rules.closable_edges(h) if h in (
+        _closable_table(rules) if closable_hexes is None else closable_hexes) else NO_EDGES)
+    cities, ends, owners = net.cities, net.end_index, net.owner
     out: list[EdgeStatus] = []
-    for edge, n in enumerate(around(h)):
-        known = fixed[edge]
-        if known == "off":
-            out.append("off")
-        elif edge in closable and closed(state, seat, h, edge):
+    for edge, (n, known, facing) in enumerate(row):
+        if closable and known != "off" and edge in closable and rules.edge_closed(
+                state, seat, h, edge):
             out.append("closed")
-        elif known == "city" or n in cities:
-            out.append("city")
-        elif known == "closed":
-            out.append("closed")
-        else:
-            p = ends.get((n, (edge + 3) % 6))
-            if p is None:
-                out.append("free")
+        elif known is None or known == "closed":  # a stop may be made there, or track lead
+            if n in cities:
+                out.append("city")
+            elif known is not None:
+                out.append(known)
             else:
-                owner = owners[p]
-                out.append("own" if owner == seat else "unowned" if owner is None else "opponent")
+                p = ends.get(facing)
+                if p is None:
+                    out.append("free")
+                else:
+                    owner = owners[p]
+                    out.append("own" if owner == seat else "unowned" if owner is None
+                               else "opponent")
+        else:  # off the map, or a city of the map
+            out.append(known)
     return tuple(out)
 
 
 _IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
-_FIXED: dict[int, tuple[object, dict[Hex, tuple[str | None, ...]]]] = {}
+_EDGES: dict[int, tuple[object, dict[Hex, EdgeRow]]] = {}
 
 
-def _fixed_edges(board) -> dict[Hex, tuple[str | None, ...]]:
-    """Per hex of the map, what lies across each edge whatever the state: "off" (off the
-    map), "city" (a city of the map), "closed" (impassable, unless it becomes a stop) or None
-    (the state decides). Worked out once per map."""
-    known = _FIXED.get(id(board))
+def _edge_table(board) -> dict[Hex, EdgeRow]:
+    """The EdgeRow of every hex of the map, worked out once per map."""
+    known = _EDGES.get(id(board))
     if known is None or known[0] is not board:
-        known = (board, {h: _fixed_around(board, h) for h in board.terrain})
-        _FIXED[id(board)] = known
+        known = (board, {h: _edge_row(board, h) for h in board.terrain})
+        _EDGES[id(board)] = known
     return known[1]
 
 
-def _fixed_around(board, h: Hex) -> tuple[str | None, ...]:
+def _edge_row(board, h: Hex) -> EdgeRow:
     impassable = _impassable(board)
-    return tuple("off" if n not in board.terrain else "city" if n in board.cities
-                 else "closed" if n in impassable else None for n in around(h))
+    return tuple((n, "off" if n not in board.terrain else "city" if n in board.cities
+                  else "closed" if n in impassable else None, (n, (edge + 3) % 6))
+                 for edge, n in enumerate(around(h)))
+
+
+_CLOSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+
+
+def _closable_table(rules: Rules) -> frozenset[Hex]:
+    """The hexes with an edge the map's edge_closed may close (none on a map that keeps the
+    base hook), from closable_edges, which reads the map's data alone: once per rules."""
+    known = _CLOSABLE.get(id(rules))
+    if known is None or known[0] is not rules:
+        hexes: frozenset[Hex] = frozenset()
+        if type(rules).edge_closed is not BaseRules.edge_closed:
+            hexes = frozenset(h for h in rules.map.terrain if rules.closable_edges(h))
+        known = (rules, hexes)
+        _CLOSABLE[id(rules)] = known
+    return known[1]
 
 
 def _impassable(board) -> frozenset[Hex]:
@@ -416,20 +443,11 @@ def judge_price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str,
     state, old_tile = ctx.state, site.old_tile
     supply = state["supply"]
     if isinstance(geo, S.TownGeometry):
-        shape = geo.shape
-        tile = next((t for t in shape.tiles if supply.get(t, 0) + (t == old_tile) > 0),
-                    shape.tiles[0])
-        old_disk = (1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in site.old)].uses_disk
-                    else 0)
-        disk_delta = int(shape.uses_disk) - old_disk
+        tile, disk_delta = _town_tile(geo, site, lambda t: tile_left(supply, old_tile, t))
         cost = geo.base_cost
     else:
-        tile, disk_delta = geo.tile, 0
-        try:
-            cost = site.costs[geo.pricing]
-        except KeyError:  # the first shape of its kind on this hex
-            cost = site.costs[geo.pricing] = _track_cost(ctx, site, geo)
-    if supply.get(tile, 0) + (1 if old_tile == tile else 0) <= 0:
+        tile, disk_delta, cost = geo.tile, 0, _track_cost(ctx, site, geo)
+    if not tile_left(supply, old_tile, tile):
         return S.Refusal("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
         return S.Refusal("TOWN_DISKS_EXHAUSTED")
@@ -444,8 +462,25 @@ def judge_price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str,
     return cost, tile, disk_delta
 
 
+def tile_left(supply: dict[str, int], old_tile: str | None, tile: str) -> bool:
+    """A tile to build with: one in the supply, or the one the hex holds (a replaced tile goes
+    back to the supply as the new one is taken)."""
+    return supply.get(tile, 0) > 0 or tile == old_tile
+
+
+def _town_tile(geo: S.TownGeometry, site: Site, left) -> tuple[str, int]:
+    """The tile a town build takes (the first of its shape's makers that is left) and the
+    town disks it takes (+1) or gives back (-1)."""
+    shape, old_tile = geo.shape, site.old_tile
+    tile = next((t for t in shape.tiles if left(t)), shape.tiles[0])
+    old_disk = (1 if old_tile and T.TOWN_SHAPES[frozenset(p[1] for p in site.old)].uses_disk
+                else 0)
+    return tile, int(shape.uses_disk) - old_disk
+
+
 def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
-    """What a track tile costs on this hex: a redirect, an upgrade or a new tile."""
+    """What a track tile costs on this hex: a redirect, an upgrade or a new tile (the same for
+    every shape of one kind of build, geo.pricing)."""
     state, rules, h = ctx.state, ctx.rules, site.hex
     b = R.BUILD_COSTS
     if geo.redirect_from is not None:
@@ -465,6 +500,29 @@ def _closes_loop(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | 
     are traced, on the network as it would be, without editing it."""
     through = [(h, j, CENTRE) if isinstance(j, int) else (h, *j) for j in geo.joined]
     return net.closes_loop(h, list(pieces), through, memo)
+
+
+def _closes_loop_listed(ctx: BuildContext, site: Site, geo: Geometry) -> bool:
+    """_closes_loop, for the listing: where the track beyond each joined end is known not to
+    come back to the hex (net.end_beyond), the verdict needs no walk with the new pieces."""
+    net, h, memo = ctx.net, site.hex, ctx.walks
+    for j in geo.joined:
+        if isinstance(j, int):  # a town exit: its route starts at the town on h
+            end = net.end_beyond(h, j, memo)
+            if end is None:
+                break
+            if end.kind == "cycle":
+                return True
+            continue
+        first, second = net.end_beyond(h, j[0], memo), net.end_beyond(h, j[1], memo)
+        if first is None or second is None:
+            break
+        if first.kind == "cycle" or second.kind == "cycle" or (
+                first.kind == second.kind == "stop" and first.hex == second.hex):
+            return True
+    else:
+        return False
+    return _closes_loop(net, h, geo, hex_pieces(h, geo, site.old, ctx.seat), memo)
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -548,36 +606,60 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
-        owns = net.owns_track(seat)
-        # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see above).
-        for h in candidate_hexes(state, rules, net):
-            site = ctx.site(h)
-            old = site.old
-            q, r = h
-            if h in net.towns:
-                mine = any(o == seat for o in old.values())
-                for _, town in S.town_options(frozenset(p[1] for p in old), mine, site.status,
-                                              owns):
-                    priced = judge_price(ctx, site, town)
-                    if isinstance(priced, S.Refusal):
-                        continue
-                    cost = priced[0]
-                    moves.append({"type": "build", "hex": {"q": q, "r": r},
-                                  "town_exits": list(town.exits), "cost": cost})
-            else:
-                options = (S.track_options(frozenset((p[1], p[2]) for p in old),
-                                           _turnable(old, seat), site.status, owns) if old
-                           else S.track_options(NOTHING, NOTHING, site.status, owns))
-                for _, geo in options:
-                    priced = judge_price(ctx, site, geo)
-                    if isinstance(priced, S.Refusal):
-                        continue
-                    cost = priced[0]
-                    moves.append({"type": "build", "hex": {"q": q, "r": r},
-                                  "tracks": list(map(list, geo.pairs)), "cost": cost})
+        list_builds(ctx, moves)
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves
+
+
+def list_builds(ctx: BuildContext, moves: list[dict]) -> None:
+    """Appends every build the seat may make, judged by the rules judge_price applies, in the
+    order that makes each rule cheapest: the tiles left once per listing, the cost and cash
+    once per kind of build on a hex, the loop check per shape. The hot loop of the engine:
+    the listing of a build turn names a few hundred moves."""
+    state, seat, net = ctx.state, ctx.seat, ctx.net
+    supply = state["supply"]
+    left = {t for t in supply if tile_left(supply, None, t)}
+    disks = supply[T.DISK] > 0
+    extra = ctx.extra
+    budget = state["players"][seat]["cash"] - extra  # the most a tile may cost before the surcharge
+    owns = net.owns_track(seat)
+    # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
+    for h in candidate_hexes(state, ctx.rules, net):
+        site = ctx.site(h)
+        old, old_tile = site.old, site.old_tile
+        q, r = h
+        if h in net.towns:
+            old_exits = frozenset(p[1] for p in old)
+            mine = any(o == seat for o in old.values())
+            old_disk = bool(old_tile) and T.TOWN_SHAPES[old_exits].uses_disk
+            for tiles, uses_disk, base, exits, town in S.town_listing(
+                    old_exits, mine, site.status, owns).shapes:
+                if base > budget or not any(t in left or t == old_tile for t in tiles) or (
+                        uses_disk and not old_disk and not disks) or (
+                        town is not None and _closes_loop_listed(ctx, site, town)):
+                    continue
+                moves.append({"type": "build", "hex": {"q": q, "r": r},
+                              "town_exits": list(exits), "cost": base + extra})
+            continue
+        listing = (S.track_listing(frozenset((p[1], p[2]) for p in old), _turnable(old, seat),
+                                   site.status, owns) if old
+                   else S.track_listing(NOTHING, NOTHING, site.status, owns))
+        # What each kind of build costs here with the surcharge, None beyond the seat's cash.
+        costs: list[int | None] = []
+        for geo in listing.kinds:
+            base = _track_cost(ctx, site, geo)
+            costs.append(base + extra if base <= budget else None)
+        for k, tile, edges, loop_geo in listing.shapes:
+            cost = costs[k]
+            if cost is None or (tile not in left and tile != old_tile) or (
+                    loop_geo is not None and _closes_loop_listed(ctx, site, loop_geo)):
+                continue
+            # Unrolled: a tile holds one track or two, and this runs for every move listed.
+            tracks = ([[edges[0], edges[1]]] if len(edges) == 2
+                      else [[edges[0], edges[1]], [edges[2], edges[3]]])
+            moves.append({"type": "build", "hex": {"q": q, "r": r}, "tracks": tracks,
+                          "cost": cost})
 
 
 # -- applying ------------------------------------------------------------------------------------

@@ -166,6 +166,10 @@ def _mask(edges) -> int:
 _TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
 _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
 
+# build.list_builds writes a move's tracks unrolled, for a tile of one track or two.
+if max(map(len, T.TRACK_SHAPES)) > 2:
+    raise RuntimeError("a track tile with more than two tracks: build.list_builds lists two at most")
+
 
 def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int) -> list[frozenset]:
     """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
@@ -255,6 +259,26 @@ def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, sta
     return out
 
 
+# -- the shapes a hex may take, for the listing ---------------------------------------------------
+#
+# The listing keeps only the shapes a surrounding accepts, and for those the rules above read an
+# edge's status through five classes alone: a city (anchors, joins, and lets a first tile start);
+# own or unowned track (anchors and joins); free (neither); off the map or closed (barred, open);
+# an opponent's track end (barred, and joins: a redirect reads it). Which refusal a barred edge
+# gives (OFF_MAP, INTO_IMPASSABLE...) differs, but the listing keeps no refusal. So the accepted
+# shapes are worked out once per class of surrounding, on a representative of its statuses, and
+# a worker meets far fewer new ones: 5^6 classes of edges instead of 7^6 statuses.
+
+_CLASS_OF: dict[str, EdgeStatus] = {"city": "city", "own": "own", "unowned": "own",
+                                    "free": "free", "off": "off", "closed": "off",
+                                    "opponent": "opponent"}
+
+
+def _class_of(status: Status) -> Status:
+    """The representative status of status's class (the same accepted shapes, see above)."""
+    return tuple([_CLASS_OF[s] for s in status])
+
+
 # The distinct surroundings met in play number in the thousands; the bound only guards memory.
 @lru_cache(maxsize=1 << 15)
 def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
@@ -276,3 +300,64 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
         with suppress(Refusal):
             out.append((exits, town_geometry(exits, old_exits, mine, status, owns)))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class TrackListing:
+    """track_options laid out for the listing. Every shape of one kind of build (new, upgrade
+    or redirect; simple, coexisting or crossing) costs the same on a hex, so the listing
+    prices each `kind` once and judges per shape only what differs: its tile's supply, and the
+    loop check for the shapes whose new track joins something at both ends."""
+
+    kinds: tuple[TrackGeometry, ...]  # one geometry of each pricing, in the order met
+    # Per shape, in track_options' order: its index in `kinds`, its tile, the edges of its
+    # tracks in the move's order (flat: (a, b) or (a, b, c, d)), and its geometry when it may
+    # close a loop (None when it cannot).
+    shapes: tuple[tuple[int, str, tuple[int, ...], TrackGeometry | None], ...]
+
+
+@lru_cache(maxsize=1 << 15)
+def track_listing(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
+                  owns: bool) -> TrackListing:
+    """The track shapes a plain hex with these surroundings may take, grouped by how they are
+    priced: kept per surrounding, and worked out once per class of surrounding."""
+    return _track_listing(old_tracks, turnable, _class_of(status), owns)
+
+
+@lru_cache(maxsize=1 << 15)
+def _track_listing(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
+                   owns: bool) -> TrackListing:
+    index: dict[tuple[bool, bool, str], int] = {}
+    kinds: list[TrackGeometry] = []
+    shapes = []
+    for _, geo in track_options(old_tracks, turnable, status, owns):
+        k = index.setdefault(geo.pricing, len(kinds))
+        if k == len(kinds):
+            kinds.append(geo)
+        shapes.append((k, geo.tile, tuple(e for pair in geo.pairs for e in pair),
+                       geo if geo.joined else None))
+    return TrackListing(tuple(kinds), tuple(shapes))
+
+
+@dataclass(frozen=True)
+class TownListing:
+    """town_options laid out for the listing: per set of exits, what judge_price reads."""
+
+    # Per set of exits, in town_options' order: the tiles that make it (in the order they are
+    # taken), whether it takes a town disk, its cost before the map's surcharge, the exits (the
+    # move's form), and its geometry when it may close a loop (None when it cannot).
+    shapes: tuple[tuple[tuple[str, ...], bool, int, tuple[int, ...], TownGeometry | None], ...]
+
+
+@lru_cache(maxsize=1 << 14)
+def town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bool) -> TownListing:
+    """The sets of exits a town hex with these surroundings may take, as the listing reads them:
+    kept per surrounding, and worked out once per class of surrounding."""
+    return _town_listing(old_exits, mine, _class_of(status), owns)
+
+
+@lru_cache(maxsize=1 << 14)
+def _town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bool) -> TownListing:
+    return TownListing(tuple((geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
+                              geo if geo.joined else None)
+                             for _, geo in town_options(old_exits, mine, status, owns)))
