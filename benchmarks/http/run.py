@@ -15,6 +15,7 @@ Starts its own redis-server (no persistence) and gunicorn (sync workers) on free
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import os
 import random
@@ -202,11 +203,18 @@ def main(argv: list[str] | None = None) -> int:
                 seed = next(seed_cycle)
                 move_games[i].append((create_game(api_port, seed), scripts[seed]))
 
-        def floor_plan(i: int):
-            return lambda last: ("POST", f"/bench/floor/{i}", b"", {})
+        def tagged(tag: str | None):
+            """Headers naming each request `<tag>-<n>` (for server_times), or none."""
+            numbers = itertools.count()
+            return lambda: {"X-Request-Id": f"{tag}-{next(numbers)}"} if tag else {}
 
-        def view_plan(i: int):
-            return lambda last: ("GET", f"/v1/games/{mid['game_id']}", None, {})
+        def floor_plan(i: int, tag: str | None = None):
+            headers = tagged(tag)
+            return lambda last: ("POST", f"/bench/floor/{i}", b"", headers())
+
+        def view_plan(i: int, tag: str | None = None):
+            headers = tagged(tag)
+            return lambda last: ("GET", f"/v1/games/{mid['game_id']}", None, headers())
 
         legal_path = f"/v1/games/{mid['game_id']}/legal-moves?seat={mid_seat}"
 
@@ -253,16 +261,6 @@ def main(argv: list[str] | None = None) -> int:
             )
             return lambda last: next(requests, None)
 
-        def view_one_plan(i: int):
-            numbers = itertools.count()
-            return lambda last: ("GET", f"/v1/games/{mid['game_id']}", None,
-                                 {"X-Request-Id": f"view-{next(numbers)}"})
-
-        def floor_one_plan(i: int):
-            numbers = itertools.count()
-            return lambda last: ("POST", f"/bench/floor/{i}", b"",
-                                 {"X-Request-Id": f"floor-{next(numbers)}"})
-
         results: list[Result] = []
         for name, factory in (
             ("floor (Redis RMW)", floor_plan),
@@ -287,8 +285,10 @@ def main(argv: list[str] | None = None) -> int:
                 flush=True,
             )
         one: dict[str, Result] = {}
-        for name, factory in (("floor (Redis RMW)", floor_one_plan), ("GET view", view_one_plan),
-                              ("client play", client_plan), ("floor again", floor_one_plan)):
+        floor_tagged = functools.partial(floor_plan, tag="floor")
+        for name, factory in (("floor (Redis RMW)", floor_tagged),
+                              ("GET view", functools.partial(view_plan, tag="view")),
+                              ("client play", client_plan), ("floor again", floor_tagged)):
             one[name] = run(name, HOST, api_port, factory, connections=1, seconds=args.seconds,
                             processes=1)
             print(f"  1 connection: {name:<18} {one[name].rps:6.0f} req/s  "

@@ -16,7 +16,7 @@ Phase = DecidingPhase | Literal["finished"]
 # The steps of the round that need no decision run between phases and are never stored
 # (lifecycle.py).
 Step = DecidingPhase | Literal["operations", "growth", "next_round"]
-# What lies across one edge of a hex, as a builder sees it (phases/build.py edge_status).
+# What lies across one edge of a hex, as a builder sees it (phases/build.py edge_statuses).
 EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "opponent"]
 
 Move = dict[str, Any]  # a move as the contract has it: {"type": ..., fields of that type}

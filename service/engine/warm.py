@@ -18,7 +18,7 @@ from service.engine.playout import play_random_game
 _warmed = False
 
 
-def warm_up(games_per_map: int = 2) -> float:
+def warm_up(games_per_map: int = 1) -> float:
     """Plays `games_per_map` random 4-player games on every map, each player funded so that
     the games last every round; returns the seconds it took (0 when this process is warm)."""
     global _warmed

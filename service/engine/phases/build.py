@@ -13,6 +13,7 @@ network it was built with current, so no step reads a stale network or rebuilds 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -220,11 +221,6 @@ class BuildPlan:
             move["tracks"] = sorted([p[1], p[2]] for p in self.pieces)
         move["cost"] = self.cost
         return move
-
-
-def edge_status(state: State, rules: Rules, net: Network, seat: int, h: Hex, edge: int) -> str:
-    """What lies across one edge of h, as the builder of seat sees it."""
-    return edge_statuses(state, rules, net, seat, h)[edge]
 
 
 # Per hex, per edge: the neighbour, what lies there whatever the state ("off" the map, a
@@ -468,7 +464,7 @@ def tile_left(supply: dict[str, int], old_tile: str | None, tile: str) -> bool:
     return supply.get(tile, 0) > 0 or tile == old_tile
 
 
-def _town_tile(geo: S.TownGeometry, site: Site, left) -> tuple[str, int]:
+def _town_tile(geo: S.TownGeometry, site: Site, left: Callable[[str], bool]) -> tuple[str, int]:
     """The tile a town build takes (the first of its shape's makers that is left) and the
     town disks it takes (+1) or gives back (-1)."""
     shape, old_tile = geo.shape, site.old_tile

@@ -2,7 +2,7 @@
 
 A build's legality splits in two. The part that depends only on what the hex holds (its tracks
 or town exits, which of them the builder may turn), on what lies across each edge (the
-`edge_status` list) and on whether the builder owns any track, is a pure function of those few
+`edge_statuses` of build.py) and on whether the builder owns any track, is a pure function of those few
 values: it is computed here, and the shapes a hex may take are kept per distinct surrounding
 (the same small set recurs on every hex of every map). The part that depends on the rest of
 the state (tile supply, loops, costs, cash) is judged in `build.py` each time.
