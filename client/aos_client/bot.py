@@ -36,8 +36,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import requests
+
 from .client import AosClient
-from .errors import ApiError, PreconditionFailed
+from .errors import ApiError, Forbidden, NotFound, PreconditionFailed, Unauthorized
 from .models import (
     BuildMove,
     DeliverMove,
@@ -438,12 +440,13 @@ def play_seats(
     *,
     max_moves: int = 20000,
     on_move: Callable[[GameView, int, Move], None] | None = None,
+    on_round: Callable[[GameView, int], None] | None = None,
 ) -> tuple[GameView, int]:
     """Plays the seats in `policies` (their tokens in `tokens`) until the game finishes, whoever
     plays the other seats: it follows the game's events stream and moves whenever one of its
-    seats is to decide. Returns the final view and how many moves it made."""
+    seats is to decide. `on_round(view, moves)` is called as each round begins and once at the
+    end, with the moves made so far. Returns the final view and how many moves it made."""
     view = api.get_game(game_id)
-    assert view is not None
     detail = api.get_map(view.map)
     for p in policies.values():
         p.map_detail = detail
@@ -466,10 +469,16 @@ def play_seats(
             return False  # someone else moved first: their event is on the way
         return True
 
+    round_seen = view.round
+    if on_round is not None:
+        on_round(view, moves)
     moves += turn(view)
     # The stream brings every move, ours included, in order: each one says who decides next.
     for event in api.events(game_id, after=view.version):
         view = event.game
+        if on_round is not None and (view.round != round_seen or view.status == "finished"):
+            round_seen = view.round
+            on_round(view, moves)
         moves += turn(view)
         if moves >= max_moves:
             raise RuntimeError(f"game {game_id} did not end in {max_moves} moves")
@@ -482,6 +491,19 @@ def seat_of_token(token: str) -> int | None:
     return int(parts[1]) if len(parts) == 3 and parts[1].isdigit() else None
 
 
+def check_token(api: AosClient, game_id: str, token: str, seat: int | None = None) -> int:
+    """The seat `token` plays in game `game_id`, checked with the service before any move: a read
+    only the seat's own token may make (`GET …/seats/{seat}/orders`), which changes nothing. Raises
+    `NotFound` for no such game, `Unauthorized` or `Forbidden` (`.code` says why, e.g.
+    `TOKEN_OTHER_GAME`) for a token that is not that seat's of that game, `ValueError` for a token
+    that does not say its seat when `seat` is not given."""
+    seat = seat_of_token(token) if seat is None else seat
+    if seat is None:
+        raise ValueError("the token does not say its seat: pass seat= (--seat)")
+    api.get_orders(game_id, seat, token=token)
+    return seat
+
+
 def play_seat(
     api: AosClient,
     game_id: str,
@@ -489,93 +511,131 @@ def play_seat(
     policy: Policy,
     *,
     seat: int | None = None,
-    poll: float = 0.5,
     max_moves: int = 20000,
     on_move: Callable[[GameView, int, Move], None] | None = None,
+    on_round: Callable[[GameView, int], None] | None = None,
 ) -> GameResult:
     """Plays one seat of an existing game, with that seat's token, until the game is finished.
-    Other seats are played by others: while it is not this seat's decision it polls the game
-    (`If-None-Match`, so an unchanged game costs a 304) every `poll` seconds."""
+    Other seats are played by others: it follows the game's events stream (`play_seats`) and
+    moves as soon as the seat is to decide. The token is checked first (`check_token`): a wrong
+    one fails before anything is played."""
     started = time.perf_counter()
-    seat = seat_of_token(token) if seat is None else seat
-    if seat is None:
-        raise ValueError("the token does not say its seat: pass seat=")
-    view: GameView = api.get_game(game_id)  # type: ignore[assignment]
-    policy.map_detail = api.get_map(view.map)
-    moves = 0
-    while view.status != "finished":
-        if view.active_seat != seat:
-            time.sleep(poll)
-            changed = api.get_game(game_id, if_none_match=view.version)
-            view = changed if changed is not None else view  # type: ignore[assignment]
-            continue
-        legal = api.get_legal_moves(game_id, seat)
-        if legal.version != view.version or not legal.moves:
-            view = api.get_game(game_id)  # type: ignore[assignment]
-            continue
-        move = policy.choose(view, seat, legal.moves)
-        if on_move is not None:
-            on_move(view, seat, move)
-        try:
-            view = api.apply_move(game_id, move, token=token, if_match=view.version).game
-        except PreconditionFailed:
-            view = api.get_game(game_id)  # type: ignore[assignment]
-            continue
-        moves += 1
-        if moves >= max_moves:
-            raise RuntimeError(f"game {game_id} did not end in {max_moves} moves of seat {seat}")
+    seat = check_token(api, game_id, token, seat)
+    view, moves = play_seats(api, game_id, {seat: policy}, {seat: token}, max_moves=max_moves,
+                             on_move=on_move, on_round=on_round)
     return GameResult(game_id, view, moves, time.perf_counter() - started, [policy.name])
 
 
+def progress_line(view: GameView, seat: int, moves: int) -> str:
+    """One line on how a seat stands: at each round's start in `--game` mode."""
+    me = view.players[seat]
+    where = "finished" if view.status == "finished" else f"round {view.round}/{view.last_round}"
+    state = "out" if me.eliminated else (
+        f"${me.cash}, income {me.income}, {me.shares} shares, locomotive {me.locomotive}")
+    return f"game {view.game_id} {where}: seat {seat} ({me.name}) {state}; {moves} moves made"
+
+
+def failure(exc: BaseException, url: str, game: str | None = None) -> str:
+    """The one line that says what went wrong and what to do, for the errors a user can fix."""
+    if isinstance(exc, requests.ConnectionError | requests.Timeout):
+        return (f"cannot reach the service at {url} ({type(exc).__name__}): start it (./run.sh) "
+                f"or pass its address with --url")
+    if isinstance(exc, NotFound) and exc.code == "GAME_NOT_FOUND":
+        return f"no game {game!r} at {url}: check --game (and --url; a game expires after a while)"
+    if isinstance(exc, Unauthorized | Forbidden):
+        return (f"the token is not a seat token of game {game} ({exc.code}: {exc.detail}): pass the "
+                f"token the game's creator gave your seat with --token")
+    if isinstance(exc, ApiError):
+        return f"the service answered {exc.status} {exc.code}: {exc.detail}"
+    return str(exc)
+
+
+DESCRIPTION = """\
+A bot that plays Age of Steam over HTTP through aos_client: whole games (every seat), or one
+seat of a game someone else created. It follows each game's events stream and moves as soon as
+one of its seats is to decide.
+
+Whole games: it creates --games games on --map with --players seats, plays every seat with
+--policy (or one policy per seat with --seats), prints a line per game and the final scores.
+
+One seat (--game and --token): it checks the token first, plays that seat to the game's end,
+prints a line as each round begins, then the seat's points and rank.
+
+A policy is `random`, `greedy` or the import path of a Policy subclass of your own
+(`mypkg.mybot:MyPolicy`, made as MyPolicy(random.Random(...)); see aos_client/bot.py)."""
+
+EXAMPLES = """\
+examples:
+  python -m aos_client.bot --url http://127.0.0.1:8000 --map rust_belt --players 4 --games 10
+  python -m aos_client.bot --players 4 --games 50 --seats greedy,greedy,random,random --rotate --seed 1
+  python -m aos_client.bot --game GAME_ID --token SEAT_TOKEN --policy mypkg.mybot:MyPolicy"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m aos_client.bot", description=DESCRIPTION, epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default="http://127.0.0.1:8000",
+                   help="the service's base URL (default: %(default)s)")
+    p.add_argument("--policy", default="greedy",
+                   help=f"every seat's policy: {', '.join(sorted(POLICIES))} or module:Class "
+                        "(default: %(default)s)")
+    whole = p.add_argument_group("whole games")
+    whole.add_argument("--map", default="rust_belt", help="the map of the games (default: %(default)s)")
+    whole.add_argument("--players", type=int, default=4, help="seats per game (default: %(default)s)")
+    whole.add_argument("--games", type=int, default=1, help="how many games to play (default: %(default)s)")
+    whole.add_argument("--seats",
+                       help="a policy per seat, comma-separated (e.g. greedy,greedy,random,random)")
+    whole.add_argument("--rotate", action="store_true", help="with --seats: rotate the policies each game")
+    whole.add_argument("--seed", type=int, default=None,
+                       help="makes the games and the bots reproducible (game g is seeded SEED-g)")
+    one = p.add_argument_group("one seat of an existing game")
+    one.add_argument("--game", help="the game's id (with --token)")
+    one.add_argument("--token", help="the seat's token, as the game's creator got it (it says which seat)")
+    one.add_argument("--seat", type=int, help="the seat, for a token that does not say it")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m aos_client.bot", description=__doc__.splitlines()[0])
-    parser.add_argument("--url", default="http://127.0.0.1:8000")
-    parser.add_argument("--map", default="rust_belt")
-    parser.add_argument("--players", type=int, default=4)
-    parser.add_argument("--games", type=int, default=1)
-    parser.add_argument(
-        "--policy",
-        default="greedy",
-        help=f"every seat's policy: {', '.join(sorted(POLICIES))} or module:Class (a Policy of your own)",
-    )
-    parser.add_argument(
-        "--seats", help="a policy per seat, comma-separated (e.g. greedy,greedy,random,random)"
-    )
-    parser.add_argument("--game", help="play one seat of this existing game (with --token)")
-    parser.add_argument("--token", help="with --game: the seat's token (it says which seat)")
-    parser.add_argument("--seat", type=int, help="with --game: the seat, if the token does not say it")
-    parser.add_argument("--poll", type=float, default=0.5, help="with --game: seconds between polls")
-    parser.add_argument("--rotate", action="store_true", help="with --seats: rotate the policies each game")
-    parser.add_argument("--seed", type=int, default=None, help="makes the games and the bots reproducible")
-    args = parser.parse_args(argv)
-    rng = random.Random(args.seed)
-    if args.game is not None or args.token is not None:
-        if not (args.game and args.token):
-            parser.error("--game and --token go together")
-        try:
-            policy = policy_class(args.policy)(random.Random(rng.random()))
-        except ValueError as exc:
-            parser.error(str(exc))
-        with AosClient(args.url) as api:
-            try:
-                result = play_seat(api, args.game, args.token, policy, seat=args.seat, poll=args.poll)
-            except (ApiError, ValueError) as exc:
-                print(f"aos_client.bot: {exc}", file=sys.stderr)
-                return 1
-        scores = {s.seat: s for s in result.view.scores or []}
-        seat = args.seat if args.seat is not None else seat_of_token(args.token)
-        mine = scores.get(seat)  # type: ignore[arg-type]
-        points = "out" if mine is None or mine.points is None else mine.points
-        print(f"game {result.game_id}: seat {seat} made {result.moves} moves; points {points}, "
-              f"rank {mine.rank if mine else '?'}", flush=True)
-        return 0
-    kinds = args.seats.split(",") if args.seats else [args.policy] * args.players
+    args = parser().parse_args(argv)
+    try:
+        if args.game is not None or args.token is not None:
+            return play_one_seat(args)
+        return play_whole_games(args)
+    except (requests.ConnectionError, requests.Timeout, ApiError, ValueError) as exc:
+        print(f"aos_client.bot: {failure(exc, args.url, args.game)}", file=sys.stderr, flush=True)
+        return 1
+
+
+def play_one_seat(args: argparse.Namespace) -> int:
+    if not (args.game and args.token):
+        parser().error("--game and --token go together")
+    try:
+        policy = policy_class(args.policy)(random.Random(random.Random(args.seed).random()))
+    except ValueError as exc:
+        parser().error(str(exc))
+    with AosClient(args.url) as api:
+        seat = check_token(api, args.game, args.token, args.seat)
+
+        def progress(view: GameView, moves: int) -> None:
+            print(progress_line(view, seat, moves), flush=True)
+
+        result = play_seat(api, args.game, args.token, policy, seat=seat, on_round=progress)
+    mine = next((s for s in result.view.scores or [] if s.seat == seat), None)
+    points = "out" if mine is None or mine.points is None else mine.points
+    print(f"game {result.game_id}: seat {seat} made {result.moves} moves in {result.seconds:.1f}s; "
+          f"points {points}, rank {mine.rank if mine else '?'}", flush=True)
+    return 0
+
+
+def play_whole_games(args: argparse.Namespace) -> int:
+    kinds: list[str] = args.seats.split(",") if args.seats else [args.policy] * args.players
     if len(kinds) != args.players:
-        parser.error(f"--seats needs {args.players} policies")
+        parser().error(f"--seats needs {args.players} policies")
     try:
         classes = {k: policy_class(k) for k in kinds}
     except ValueError as exc:
-        parser.error(str(exc))
+        parser().error(str(exc))
+    rng = random.Random(args.seed)
     points: dict[str, list[int]] = {}
     wins: dict[str, float] = {}
     with AosClient(args.url) as api:

@@ -3,11 +3,16 @@ one seat of a game someone else created, with a policy given by import path."""
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
+import aos_client
 import pytest
 from aos_client import (
     AosClient,
@@ -25,6 +30,7 @@ from aos_client import (
     TrackBuiltEvent,
 )
 from aos_client.bot import GreedyPolicy, Policy, RandomPolicy, main, play_game, play_seat, policy_class
+from client_test_servers import free_port
 
 
 class FirstMovePolicy(Policy):
@@ -108,7 +114,7 @@ def test_the_bot_plays_one_seat_of_an_existing_game(live_url: str, capsys: pytes
 
     def other(seat: int, token: str) -> None:
         policy = GreedyPolicy(random.Random(seat))
-        result = play_seat(AosClient(live_url), game.game_id, token, policy, poll=0.01)
+        result = play_seat(AosClient(live_url), game.game_id, token, policy)
         finished.append(result.view.version)
 
     threads = [threading.Thread(target=other, args=(s.seat, s.token)) for s in others]
@@ -116,27 +122,77 @@ def test_the_bot_plays_one_seat_of_an_existing_game(live_url: str, capsys: pytes
         t.start()
     # Seat 0 from the command line, with a policy of one's own by import path.
     code = main(["--url", live_url, "--game", game.game_id, "--token", game.seats[0].token,
-                 "--policy", "test_bot_and_replay:FirstMovePolicy", "--poll", "0.01"])
+                 "--policy", "test_bot_and_replay:FirstMovePolicy"])
     for t in threads:
         t.join(120)
     assert code == 0
     out = capsys.readouterr().out
-    assert re.search(rf"game {game.game_id}: seat 0 made \d+ moves; points (out|-?\d+), rank \d", out), out
+    assert re.search(rf"game {game.game_id}: seat 0 made \d+ moves in [\d.]+s; points (out|-?\d+), rank \d",
+                     out), out
     final = api.get_game(game.game_id)
-    assert final is not None and final.status == "finished" and finished == [final.version] * 2
+    assert final.status == "finished" and finished == [final.version] * 2
+    # A line as each round begins (the seat's cash and income then), and one at the end.
+    began = rf"^game {game.game_id} round (\d+)/{final.last_round}: seat 0 \(Ann\) "
+    rounds = [int(r) for r in re.findall(began, out, re.M)]
+    assert rounds == list(range(1, final.round + 1)), out
+    assert re.search(rf"^game {game.game_id} finished: seat 0 \(Ann\) .*; \d+ moves made$", out, re.M), out
     history = api.get_history(game.game_id)
     assert {h.seat for h in history} == {0, 1, 2}
 
 
+def own_lines(err: str) -> list[str]:
+    """What the bot wrote to stderr, without the in-process service's JSON log lines."""
+    return [line for line in err.splitlines() if not line.startswith('{"ts"')]
+
+
 def test_the_bot_refuses_a_bad_token_or_policy(live_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     api = AosClient(live_url)
-    game = create(api)
-    assert main(["--url", live_url, "--game", game.game_id, "--token", f"{game.game_id}.1.wrong",
-                 "--poll", "0.01"]) in (0, 1)
+    game, other = create(api), create(api, seed="another")
+    capsys.readouterr()
+    # A token of another game, a made-up one, another seat's: one line at once, nothing played.
+    for token, seat, code in ((other.seats[1].token, [], "TOKEN_OTHER_GAME"),
+                              (f"{game.game_id}.1.wrong", [], "TOKEN_INVALID"),
+                              (game.seats[0].token, ["--seat", "1"], "SEAT_MISMATCH")):
+        assert main(["--url", live_url, "--game", game.game_id, "--token", token, *seat]) == 1
+        out, err = capsys.readouterr()
+        said = own_lines(err)
+        assert out == "" and len(said) == 1, err
+        assert said[0].startswith("aos_client.bot: the token is not a seat token of game"), said
+        assert code in said[0] and "--token" in said[0], said  # why, and what to do
+    assert api.get_game(game.game_id).version == 0
     with pytest.raises(SystemExit):
         main(["--url", live_url, "--game", game.game_id])  # --token missing
     with pytest.raises(SystemExit):
         main(["--url", live_url, "--policy", "no.such:Thing", "--games", "1"])
+
+
+def test_the_bot_says_in_one_line_what_to_do_when_it_cannot_start(live_url: str) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    bot = [sys.executable, "-m", "aos_client.bot"]
+    env = {**os.environ, "PYTHONPATH": str(Path(aos_client.__file__).parents[1])}
+    for argv in (["--url", closed, "--game", "g", "--token", "g.0.x"], ["--url", closed, "--games", "1"],
+                 ["--url", live_url, "--game", "no-such-game", "--token", "no-such-game.0.x"]):
+        done = subprocess.run(bot + argv, capture_output=True, text=True, timeout=60, env=env)
+        assert done.returncode == 1 and done.stdout == "", done
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+        if "no-such-game" in argv:
+            assert "no game 'no-such-game'" in done.stderr and "--game" in done.stderr, done.stderr
+        else:
+            assert f"cannot reach the service at {closed}" in done.stderr and "--url" in done.stderr, done
+
+
+def test_the_bots_help_names_every_option_in_whole_sentences(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for option in ("--url", "--policy", "--map", "--players", "--games", "--seats", "--rotate", "--seed",
+                   "--game", "--token", "--seat"):
+        # The option, its metavar if it takes a value, and words saying what it does.
+        assert re.search(rf"^  {option}( [A-Z]+)?  +\w", text, re.M), option
+    description = text.split("\n\n")[1]
+    assert description.rstrip().endswith("."), description  # not cut mid-sentence
+    assert "events stream" in text and "python -m aos_client.bot --game GAME_ID --token SEAT_TOKEN" in text
 
 
 def test_a_create_body_is_told_apart_by_its_fields() -> None:
