@@ -8,12 +8,19 @@ entries are JSON objects (no raw newlines), so the outbox carries a change's ent
 newlines.
 
 REDIS_URL forms: `redis://[:password@]host:port/db` (or `rediss://` for TLS) for one Redis;
-`redis+cluster://[:password@]host:port` (or `rediss+cluster://`) for a Redis Cluster, naming any
-one node: the client discovers the others and follows the slots as they move.
+`redis+cluster://[:password@]host1:port1,host2:port2,...` (or `rediss+cluster://`) for a Redis
+Cluster, naming one or more seed nodes: the client asks them in turn for the cluster's layout (so
+it starts while any one of them is up), then discovers the others and follows the slots as they
+move.
+
+A pipeline on a Cluster client refuses Lua scripts, so the jobs that run a script on every shard
+(claim_clocks, claim_deliveries, queue_deliveries) pipeline them on one Redis only and call them
+shard by shard on a Cluster: each call's keys share one shard's hash tag, so one slot.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -22,7 +29,7 @@ from typing import Any, TypeAlias, TypeVar
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.cluster import RedisCluster
+from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import (
     ClusterDownError,
     OutOfMemoryError,
@@ -73,6 +80,10 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 RETRYABLE = (redis.ConnectionError, redis.TimeoutError, ClusterDownError, TryAgainError, SlotNotCoveredError)
 # redis-py's cluster client raises these, which are not RedisErrors (e.g. no node reachable).
 FAILURES = (redis.RedisError, RedisClusterException)
+# What a socket that another greenlet (gevent) or thread closed under a call raises from inside
+# redis-py: `ValueError: I/O operation on closed file`, or an OSError (EBADF) that redis-py does
+# not wrap. The client has dropped that connection, so a retry takes a fresh one.
+CLOSED_SOCKET = (ValueError, OSError)
 
 # Lua scripts. Each touches the keys of one game and of its shard, all under one hash tag.
 
@@ -296,11 +307,62 @@ def error_kind(exc: Exception) -> str:
     return "other"
 
 
+def _closed_socket(exc: Exception) -> bool:
+    """An error of a socket closed under a call (CLOSED_SOCKET), not of the store's own code."""
+    if isinstance(exc, ValueError):
+        return "closed file" in str(exc)
+    return isinstance(exc, OSError)
+
+
+def _drop_idle_connections(client: Client | None) -> None:
+    """Closes the connections waiting in the client's pools. A connection whose socket was
+    closed under a call can go back to its pool still marked connected, and then fails every
+    call that takes it (the pool's own check raises the ValueError too); those in use by other
+    calls are left to them."""
+    if client is None:
+        return
+    if isinstance(client, RedisCluster):
+        pools = [node.redis_connection.connection_pool for node in client.get_nodes()
+                 if node.redis_connection is not None]
+    else:
+        pools = [client.connection_pool]
+    for pool in pools:
+        with contextlib.suppress(*CLOSED_SOCKET):  # closing what is already closed
+            pool.disconnect(inuse_connections=False)
+
+
+def cluster_seeds(url: str) -> tuple[str, list[tuple[str, int]]]:
+    """A `redis+cluster://` URL's first seed as a URL redis-py reads (the scheme, credentials,
+    path and options kept), and every seed node as (host, port) in the order named."""
+    scheme, _, rest = url.partition("://")
+    netloc, slash, tail = rest.partition("/")
+    credentials, at, hosts = netloc.rpartition("@")
+    seeds = []
+    for part in hosts.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part.startswith("["):  # an IPv6 address: [::1]:7000
+            host, _, port = part[1:].partition("]")
+            port = port.lstrip(":")
+        else:
+            host, _, port = part.rpartition(":") if ":" in part else (part, "", "")
+        seeds.append((host or "localhost", int(port) if port else 6379))
+    if not seeds:
+        raise ValueError(f"REDIS_URL names no node: {url!r}")
+    first = hosts.split(",")[0].strip()
+    return f"{CLUSTER_SCHEMES[scheme]}://{credentials}{at}{first}{slash}{tail}", seeds
+
+
 def connect(url: str, **options: object) -> Client:
-    """A client for REDIS_URL: a Redis, or a RedisCluster for the `+cluster` schemes."""
-    scheme, sep, rest = url.partition("://")
+    """A client for REDIS_URL: a Redis, or a RedisCluster for the `+cluster` schemes, which
+    discovers the cluster from whichever of the named seed nodes answers first."""
+    scheme = url.partition("://")[0]
     if scheme in CLUSTER_SCHEMES:
-        return RedisCluster.from_url(CLUSTER_SCHEMES[scheme] + sep + rest, **options)
+        first, seeds = cluster_seeds(url)
+        others = [ClusterNode(host, port) for host, port in seeds[1:]]
+        # redis-py adds the URL's node to the startup nodes after the others.
+        return RedisCluster.from_url(first, startup_nodes=others, **options)
     return redis.Redis.from_url(url, **options)
 
 
@@ -382,6 +444,14 @@ class RedisStore(GameStore):
                 time.sleep(self._backoff.compute(len(retried)))
             except FAILURES as exc:
                 raise StoreUnavailable(f"{op}: {exc}", op=op, kind=error_kind(exc)) from exc
+            except CLOSED_SOCKET as exc:
+                if not _closed_socket(exc):
+                    raise
+                _drop_idle_connections(self._client)
+                if len(retried) >= self._retries:
+                    raise StoreUnavailable(f"{op}: {exc}", op=op, kind="connection") from exc
+                retried.append("connection")
+                time.sleep(self._backoff.compute(len(retried)))
             else:
                 for reason in retried:
                     self.on_retry(op, reason)
@@ -626,11 +696,10 @@ class RedisStore(GameStore):
 
     def claim_clocks(self, now: float, lease: float, limit: int = 100) -> list[ClaimedClock]:
         def claim(client: Client) -> list[ClaimedClock]:
-            pipe = client.pipeline(transaction=False)
-            for n in range(SHARDS):
-                self._claim_clocks(keys=[shard_keys(n, self._prefix).clocks],
-                                   args=[repr(now), repr(lease), limit], client=pipe)
-            return [ClaimedClock(_text(member), lease) for reply in pipe.execute() for member in reply]
+            args = [repr(now), repr(lease), limit]
+            calls = [(self._claim_clocks, [shard_keys(n, self._prefix).clocks], args) for n in range(SHARDS)]
+            replies = _each_shard(client, calls, empty=[])
+            return [ClaimedClock(_text(member), lease) for reply in replies for member in reply]
 
         return self._run("clocks", claim)
 
@@ -663,24 +732,25 @@ class RedisStore(GameStore):
             return 0
 
         def queue(client: Client) -> int:
-            pipe = client.pipeline(transaction=False)
+            calls = []
             for shard, pairs in by_shard.items():
                 keys = shard_keys(shard, self._prefix)
-                self._queue_deliveries(keys=[keys.deliveries, keys.delivery_jobs],
-                                       args=[repr(due), *pairs], client=pipe)
-            return sum(pipe.execute())
+                keyset = [keys.deliveries, keys.delivery_jobs]
+                calls.append((self._queue_deliveries, keyset, [repr(due), *pairs]))
+            # Idempotent per delivery id: a retry after a lost reply queues nothing twice.
+            return sum(_each_shard(client, calls))
 
         return self._run("deliveries", queue)
 
     def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
         def claim(client: Client) -> list[Delivery]:
-            pipe = client.pipeline(transaction=False)
+            calls = []
             for n in range(SHARDS):
                 keys = shard_keys(n, self._prefix)
-                self._claim_deliveries(keys=[keys.deliveries, keys.delivery_jobs],
-                                       args=[repr(now), repr(lease), limit], client=pipe)
+                calls.append((self._claim_deliveries, [keys.deliveries, keys.delivery_jobs],
+                              [repr(now), repr(lease), limit]))
             claimed = []
-            for reply in pipe.execute():
+            for reply in _each_shard(client, calls, empty=[]):
                 for i in range(0, len(reply), 2):
                     game_id, job = reply[i + 1].split(b"\n", 1)
                     claimed.append(Delivery(_text(reply[i]), game_id.decode(), job, lease))
@@ -719,6 +789,34 @@ class RedisStore(GameStore):
         if self._client is not None:
             self._client.close()
             self._client = None
+
+
+def _each_shard(client: Client, calls: Sequence[tuple[Any, list[str], list[object]]], *,
+                empty: Any = None) -> list[Any]:
+    """The replies of scripts, each on one shard's keys: pipelined on one Redis, one call after
+    another on a Cluster (whose pipelines refuse scripts; each call goes to its slot's node).
+
+    With `empty` (a claim: what it held is held until its lease ends, so a failure must not
+    lose it), a shard whose node fails on a Cluster answers `empty`, and the others' claims
+    stand; only if every shard fails is the failure raised."""
+    if isinstance(client, RedisCluster):
+        replies: list[Any] = []
+        failed: Exception | None = None
+        for script, keys, args in calls:
+            try:
+                replies.append(script(keys=keys, args=args, client=client))
+            except (*RETRYABLE, *FAILURES, *CLOSED_SOCKET) as exc:
+                if empty is None or (isinstance(exc, CLOSED_SOCKET) and not _closed_socket(exc)):
+                    raise
+                failed = exc
+                replies.append(empty)
+        if failed is not None and len(replies) == sum(1 for r in replies if r is empty):
+            raise failed
+        return replies
+    pipe = client.pipeline(transaction=False)
+    for script, keys, args in calls:
+        script(keys=keys, args=args, client=pipe)
+    return pipe.execute()
 
 
 def _deadline_arg(deadline: float | None) -> str:

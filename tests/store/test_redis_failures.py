@@ -86,3 +86,56 @@ def test_cluster_urls_make_a_cluster_client() -> None:
         connect(f"redis+cluster://127.0.0.1:{free_port()}", socket_connect_timeout=0.2)
     assert error_kind(caught.value) == "connection"
     assert isinstance(connect("redis://127.0.0.1:1/0"), redis.Redis)  # lazy: no connection yet
+
+
+def close_buffers_under_calls(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
+    """The next `times` reads from Redis find their connection's buffer closed, as they do under
+    gevent when another greenlet disconnects the connection mid-call: redis-py then raises
+    `ValueError: I/O operation on closed file`, which is not a RedisError."""
+    from redis._parsers.socket import SocketBuffer
+
+    original = SocketBuffer._read_from_socket
+    closed: list[int] = []
+
+    def read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if len(closed) < times:
+            closed.append(1)
+            self._buffer.close()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(SocketBuffer, "_read_from_socket", read)
+    return closed
+
+
+def test_a_socket_closed_under_a_call_is_retried_on_a_fresh_connection(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RedisStore(redis_url)
+    retries: list[tuple[str, str]] = []
+    store.on_retry = lambda op, reason: retries.append((op, reason))
+    store.create("g", state=b"s", meta=b"m", view=b"v", ttl=60)
+    close_buffers_under_calls(monkeypatch, 1)
+    assert store.load("g").state == b"s"
+    assert retries == [("load", "connection")]
+
+
+def test_a_socket_closed_under_every_try_is_a_store_failure_then_a_503(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from service.api import create_app
+    from service.api.config import Settings
+
+    store = RedisStore(redis_url, retries=2)
+    app = create_app(store=store, settings=Settings()).test_client()
+    created = app.post("/v1/games", json={"map": "rust_belt", "players": [{"name": n} for n in "ABC"]})
+    assert created.status_code == 201
+    game_id = created.get_json()["game_id"]
+    closed = close_buffers_under_calls(monkeypatch, 1_000)
+    with pytest.raises(StoreUnavailable) as caught:
+        store.load(game_id)
+    assert (caught.value.op, caught.value.kind) == ("load", "connection")
+    assert len(closed) == 3  # the call and its two retries
+    response = app.get(f"/v1/games/{game_id}")
+    assert response.status_code == 503, response.get_data(as_text=True)
+    assert response.headers["Retry-After"] == "1"
+    assert response.get_json()["code"] == "STORE_UNAVAILABLE"
