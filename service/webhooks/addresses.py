@@ -23,6 +23,13 @@ ALLOW_PRIVATE = "AOS_WEBHOOKS_ALLOW_PRIVATE"
 MAX_URL_LENGTH = 2048
 RESOLVE_SECONDS = 3.0
 
+# Ports of services that live inside a network and speak something a POST could confuse: Docker,
+# etcd, MySQL, PostgreSQL, Redis, the Kubernetes API and kubelet, Elasticsearch, memcached,
+# MongoDB. Port 0 (which urllib would quietly make 80) and every port below 1024 but 80 and 443
+# are refused too.
+INTERNAL_PORTS = frozenset({0, 2375, 2376, 2379, 2380, 3306, 5432, 6379, 6443, 9200, 9300, 10250,
+                            10255, 11211, 27017})
+
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], list[str]]
 
@@ -67,6 +74,9 @@ def parse(url: str) -> Target:
     host = (parts.hostname or "").rstrip(".")
     if not host:
         raise Refused("a webhook URL names a host")
+    if port is not None and (port in INTERNAL_PORTS or (port < 1024 and port not in (80, 443))):
+        raise Refused(f"a webhook URL's port is 80, 443 or 1024-65535, and not a well-known "
+                      f"internal service's (not {port})")
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query

@@ -23,6 +23,10 @@ class WorkerSettings:
     webhook_lease_seconds: float = 60.0  # a claimed delivery is another worker's again after this
     webhook_concurrency: int = 16  # deliveries in flight at once, per worker
     webhook_max_response_bytes: int = 4096  # of a receiver's answer, at most this much is read
+    # Deliveries in flight to one host at once, per worker: one slow receiver (or a tester's
+    # many hooks on one receiver) never holds every thread.
+    webhook_per_host: int = 4
+    stop_seconds: float = 5.0  # on SIGTERM, deliveries in flight get this long, then are cut off
     retry_schedule: tuple[float, ...] = field(default=RETRY_SCHEDULE)
     metrics_port: int = 9102
     metrics_host: str = "0.0.0.0"
@@ -32,8 +36,11 @@ class WorkerSettings:
         if self.webhook_lease_seconds <= self.webhook_timeout_seconds + RESOLVE_SECONDS + 1:
             raise ValueError(f"AOS_WEBHOOKS_LEASE_SECONDS must exceed AOS_WEBHOOKS_TIMEOUT_SECONDS + "
                              f"{RESOLVE_SECONDS + 1:g} (name resolution and a margin)")
-        if self.webhook_concurrency < 1 or self.clocks_per_shard < 1:
-            raise ValueError("AOS_WEBHOOKS_CONCURRENCY and AOS_CLOCKS_PER_SHARD are at least 1")
+        if self.webhook_concurrency < 1 or self.clocks_per_shard < 1 or self.webhook_per_host < 1:
+            raise ValueError("AOS_WEBHOOKS_CONCURRENCY, AOS_WEBHOOKS_PER_HOST and AOS_CLOCKS_PER_SHARD "
+                             "are at least 1")
+        if self.stop_seconds < 0:
+            raise ValueError("AOS_WORKER_STOP_SECONDS is at least 0")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> WorkerSettings:
@@ -46,6 +53,8 @@ class WorkerSettings:
             "webhook_timeout_seconds": ("AOS_WEBHOOKS_TIMEOUT_SECONDS", float),
             "webhook_lease_seconds": ("AOS_WEBHOOKS_LEASE_SECONDS", float),
             "webhook_concurrency": ("AOS_WEBHOOKS_CONCURRENCY", int),
+            "webhook_per_host": ("AOS_WEBHOOKS_PER_HOST", int),
+            "stop_seconds": ("AOS_WORKER_STOP_SECONDS", float),
             "metrics_port": ("AOS_WORKER_METRICS_PORT", int),
         }
         values: dict = {name: kind(env[var]) for name, (var, kind) in numbers.items() if env.get(var)}

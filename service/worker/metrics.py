@@ -15,7 +15,8 @@ QUEUE_DEPTH = Gauge(
 DELIVERIES = Counter(
     "aos_webhook_deliveries_total",
     "Webhook attempts and what became of them: delivered (2xx), failed (to be retried), "
-    "gave_up (the last attempt failed), dropped (the registration or its game is gone).",
+    "gave_up (the last attempt failed), dropped (the registration or its game is gone), "
+    "deferred (put back unsent: its host had its share in flight, or the worker was stopping).",
     ["outcome"],
 )
 ATTEMPT_SECONDS = Histogram(

@@ -7,14 +7,19 @@ handled twice (its consumer died before acknowledging) queues nothing new.
 
 `WebhookDeliveries` claims due deliveries (each held under a lease, so no other worker sends it
 meanwhile) and sends them from a pool of threads: signed, to the address the SSRF guard checked,
-bounded in time and in what is read back. A 2xx ends the delivery; anything else queues it again
-after the next wait of the retry schedule, until the schedule runs out and it is given up. A
-worker that dies mid-delivery leaves its lease to run out: the delivery is sent again by another,
-with the same webhook-id. So every delivery is made at least once, and repeats are recognisable.
+bounded in time and in what is read back. One receiver never takes every thread: a host has at
+most `webhook_per_host` deliveries in flight, and a delivery to a host at its share is put back,
+due a moment later, without counting as an attempt. A stopping worker waits a little for what is
+in flight, then cuts it off (`sender.Abort`) and puts it back, due at once, for the next worker.
+A 2xx ends the delivery; anything else queues it again after the next wait of the retry
+schedule, until the schedule runs out and it is given up. A worker that dies mid-delivery
+leaves its lease to run out: the delivery is sent again by another, with the same webhook-id.
+So every delivery is made at least once, and repeats are recognisable.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import threading
@@ -32,6 +37,8 @@ from .config import WorkerSettings
 from .runner import OutboxConsumer
 
 log = logging.getLogger(__name__)
+
+DEFER_SECONDS = 1.0  # a delivery put back because its host has its share in flight is due again after this
 
 
 class WebhookOutbox(OutboxConsumer):
@@ -87,6 +94,8 @@ class WebhookDeliveries:
         self.now = now
         self.pool = ThreadPoolExecutor(settings.webhook_concurrency, thread_name_prefix="aos-webhook")
         self.in_flight: set[Future] = set()
+        self.per_host: dict[str, int] = {}  # deliveries in flight per receiving host
+        self.abort = sender.Abort()
         self._lock = threading.Lock()
 
     def run_once(self) -> int:
@@ -108,10 +117,30 @@ class WebhookDeliveries:
                 self.store.finish_delivery(delivery)
                 metrics.DELIVERIES.labels(outcome="dropped").inc()
                 continue
-            future = self.pool.submit(self._deliver, delivery, job, hook)
+            host = _host_of(hook["url"])
+            with self._lock:
+                busy = self.per_host.get(host, 0) >= self.settings.webhook_per_host
+                if not busy:
+                    self.per_host[host] = self.per_host.get(host, 0) + 1
+            if busy:  # its host has its share in flight: due again shortly, no attempt spent
+                self.store.finish_delivery(delivery, retry_at=now + DEFER_SECONDS)
+                metrics.DELIVERIES.labels(outcome="deferred").inc()
+                continue
+            future = self.pool.submit(self._deliver_on, host, delivery, job, hook)
             with self._lock:
                 self.in_flight.add(future)
         return finished + len(claimed)
+
+    def _deliver_on(self, host: str, delivery: Delivery, job: dict, hook: dict) -> None:
+        try:
+            self._deliver(delivery, job, hook)
+        finally:
+            with self._lock:
+                left = self.per_host.get(host, 1) - 1
+                if left > 0:
+                    self.per_host[host] = left
+                else:
+                    self.per_host.pop(host, None)
 
     def _reap(self) -> int:
         with self._lock:
@@ -135,8 +164,13 @@ class WebhookDeliveries:
             headers = signing.signed_headers(hook["secret"], delivery.id, int(self.now()), body)
             outcome = sender.post(target, address, body, headers,
                                   timeout=self.settings.webhook_timeout_seconds,
-                                  max_response_bytes=self.settings.webhook_max_response_bytes)
+                                  max_response_bytes=self.settings.webhook_max_response_bytes,
+                                  abort=self.abort)
         metrics.ATTEMPT_SECONDS.observe(time.monotonic() - started)
+        if outcome.error == "aborted":  # the worker is stopping: not the receiver's attempt
+            self.store.finish_delivery(delivery, retry_at=self.now())
+            metrics.DELIVERIES.labels(outcome="deferred").inc()
+            return
         if outcome.ok:
             self.store.finish_delivery(delivery)
             metrics.DELIVERIES.labels(outcome="delivered").inc()
@@ -159,15 +193,28 @@ class WebhookDeliveries:
         log.info("webhook failed; retried later", extra={"fields": {**fields, "retry_in": round(wait, 1)}})
 
     def close(self, timeout: float | None = None) -> None:
-        """Lets the deliveries in flight finish (each is bounded in time), then stops."""
+        """Lets the deliveries in flight finish for up to `timeout` (AOS_WORKER_STOP_SECONDS),
+        then cuts off what is left: those are put back, due at once, and the pool's threads end
+        with them, so the process exits within its grace period."""
         with self._lock:
             pending = list(self.in_flight)
         if timeout is None:
-            timeout = self.settings.webhook_timeout_seconds + 5
+            timeout = self.settings.stop_seconds
         deadline = time.monotonic() + timeout
         for future in pending:
-            try:
+            with contextlib.suppress(Exception):  # what is left is cut off below
                 future.result(timeout=max(0.0, deadline - time.monotonic()))
-            except Exception:  # shutting down: its lease runs out and another worker sends it
+        self.abort.all()
+        for future in pending:
+            try:
+                future.result(timeout=2.0)
+            except Exception:  # its lease runs out and another worker sends it
                 log.warning("webhook delivery unfinished at shutdown")
         self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _host_of(url: str) -> str:
+    try:
+        return addresses.parse(url).host.lower()
+    except addresses.Refused:
+        return ""

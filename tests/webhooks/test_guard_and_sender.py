@@ -134,3 +134,112 @@ def test_a_closed_port_is_a_failure_not_an_exception() -> None:
         port = sock.getsockname()[1]
     outcome = sender.post(addresses.parse(f"http://127.0.0.1:{port}/"), "127.0.0.1", b"{}", {}, timeout=1)
     assert outcome.status is None and outcome.error
+
+
+@pytest.mark.parametrize("framing", ["HTTP/1.0", "Connection: close", "chunked"])
+def test_an_answer_dripped_after_its_headers_is_cut_off_at_the_deadline_and_is_no_delivery(
+    framing: str,
+) -> None:
+    """However the answer is framed (HTTP/1.0, Connection: close, chunks), its body dripped a
+    byte at a time is cut off when the delivery's time is up, and counts as a timeout."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0" if framing == "HTTP/1.0" else "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            try:
+                self.send_response(200)
+                if framing == "Connection: close":
+                    self.send_header("Connection", "close")
+                if framing == "chunked":
+                    self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for _ in range(200):
+                    self.wfile.write(b"1\r\nx\r\n" if framing == "chunked" else b"x")
+                    self.wfile.flush()
+                    time.sleep(0.05)
+            except OSError:
+                return  # the sender hung up, as it should
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = Server(Handler)
+    try:
+        target = addresses.parse(f"http://127.0.0.1:{server.port}/drip")
+        started = time.monotonic()
+        outcome = sender.post(target, "127.0.0.1", b"{}", {}, timeout=0.5)
+        assert outcome.status is None and not outcome.ok and outcome.error == "timeout"
+        assert time.monotonic() - started < 1.0
+    finally:
+        server.close()
+
+
+def test_the_answer_read_is_capped_whatever_its_framing() -> None:
+    sent: list[int] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.end_headers()
+            try:
+                while True:
+                    self.wfile.write(b"x" * 65536)
+                    sent.append(65536)
+            except OSError:
+                return
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = Server(Handler)
+    try:
+        target = addresses.parse(f"http://127.0.0.1:{server.port}/big")
+        outcome = sender.post(target, "127.0.0.1", b"{}", {}, timeout=3, max_response_bytes=4096)
+        assert outcome.ok and outcome.seconds < 1.0
+    finally:
+        server.close()
+
+
+def test_abort_cuts_off_the_requests_in_flight() -> None:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            time.sleep(5)  # never answers in time
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = Server(Handler)
+    abort = sender.Abort()
+    outcomes: list[sender.Outcome] = []
+    try:
+        target = addresses.parse(f"http://127.0.0.1:{server.port}/slow")
+        thread = threading.Thread(target=lambda: outcomes.append(
+            sender.post(target, "127.0.0.1", b"{}", {}, timeout=10, abort=abort)))
+        thread.start()
+        time.sleep(0.3)
+        started = time.monotonic()
+        abort.all()
+        thread.join(2)
+        assert not thread.is_alive() and time.monotonic() - started < 0.5
+        assert outcomes[0].status is None and outcomes[0].error == "aborted"
+    finally:
+        server.close()
+
+
+@pytest.mark.parametrize("port", [0, 22, 25, 111, 6379, 5432, 2379, 10250])
+def test_port_zero_and_internal_service_ports_are_refused(port: int) -> None:
+    # urllib reads ":0" as port 0, which a connection would have made 80.
+    with pytest.raises(Refused, match=f"not {port}"):
+        addresses.parse(f"https://hooks.example:{port}/in")
+
+
+@pytest.mark.parametrize("url, port", [("https://h.example/", 443), ("http://h.example/", 80),
+                                       ("http://h.example:80/", 80), ("https://h.example:8443/", 8443)])
+def test_web_ports_pass(url: str, port: int) -> None:
+    assert addresses.parse(url).port == port
