@@ -54,7 +54,7 @@ def test_a_seat_registers_lists_and_deletes_its_webhooks_and_the_game_does_not_m
     before = api.snapshot(game["game_id"])
     response = api.client.post(
         hooks_url(game),
-        json={"url": "http://127.0.0.1:9/a", "events": ["move", "turn"]},
+        json={"url": "http://127.0.0.1:9999/a", "events": ["move", "turn"]},
         headers=auth(game, 1),
     )
     assert response.status_code == 201
@@ -78,12 +78,12 @@ def test_a_retry_with_the_idempotency_key_shows_the_same_registration_and_a_seat
 ) -> None:
     api = private_api
     game = api.create()
-    body = {"url": "http://127.0.0.1:9/a", "events": ["move"]}
+    body = {"url": "http://127.0.0.1:9999/a", "events": ["move"]}
     headers = {**auth(game, 0), "Idempotency-Key": "hook-key-1"}
     first = api.client.post(hooks_url(game), json=body, headers=headers)
     again = api.client.post(hooks_url(game), json=body, headers=headers)
     assert first.status_code == again.status_code == 201 and first.get_json() == again.get_json()
-    other = api.client.post(hooks_url(game), json={**body, "url": "http://127.0.0.1:9/b"}, headers=headers)
+    other = api.client.post(hooks_url(game), json={**body, "url": "http://127.0.0.1:9999/b"}, headers=headers)
     assert other.status_code == 422 and other.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
     for n in range(4):
         assert api.client.post(hooks_url(game), json=body, headers=auth(game, 0)).status_code == 201, n
