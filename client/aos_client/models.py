@@ -1045,9 +1045,9 @@ class Problem(Model):
     index: int | None = None
     # Rule codes about a hex (`OFF_MAP`, `NOT_BUILDABLE`, `NOT_CONNECTED`, …): the hex at fault.
     hex: Hex | None = None
-    # Rule codes about an edge (`OFF_MAP`, `INTO_IMPASSABLE`, `INTO_OPPONENT_TRACK`): the edge of
-    # the built hex, 0-5 clockwise from north; Berlin's `REMOVE_WALL_NOT_ALLOWED`: the edge `{a, b}`
-    # between two hexes.
+    # Rule codes about an edge (`OFF_MAP`, `INTO_IMPASSABLE`, `INTO_OPPONENT_TRACK`,
+    # `UNOWNED_TRACK_UNCONNECTED`): the edge of the built hex, 0-5 clockwise from north; Berlin's
+    # `REMOVE_WALL_NOT_ALLOWED`: the edge `{a, b}` between two hexes.
     edge: int | dict[str, Any] | None = None
     # `NO_CUBE` (where the delivery starts), `PASSES_OWN_COLOUR`: the city hex at fault.
     city: Hex | None = None

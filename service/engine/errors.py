@@ -30,6 +30,8 @@ CODES: dict[str, str] = {
     "MUST_KEEP_TRACK": "a replacement must keep every existing track",
     "REDIRECT_NOT_ALLOWED": "only the dangling end of your own or unowned incomplete track may be redirected",
     "NOT_CONNECTED": "new track must start from a city or extend the builder's own track",
+    "UNOWNED_TRACK_UNCONNECTED": ("unowned track that new track extends must run back to a city, "
+                                  "or to a town where the builder has track"),
     "FIRST_TILE_SIMPLE": "a player's first tile must be simple track connected to a city",
     "INTO_OPPONENT_TRACK": "track may not be built into another player's track end",
     "LOOP": "a link may not start and end at the same city or town",
@@ -69,6 +71,7 @@ CODE_FIELDS: dict[str, tuple[str, ...]] = {
     "MUST_KEEP_TRACK": ("hex",),
     "REDIRECT_NOT_ALLOWED": ("hex",),
     "NOT_CONNECTED": ("hex",),
+    "UNOWNED_TRACK_UNCONNECTED": ("hex", "edge"),
     "FIRST_TILE_SIMPLE": ("hex",),
     "INTO_OPPONENT_TRACK": ("edge",),
     "LOOP": ("hex",),

@@ -17,7 +17,9 @@ Phase = DecidingPhase | Literal["finished"]
 # (lifecycle.py).
 Step = DecidingPhase | Literal["operations", "growth", "next_round"]
 # What lies across one edge of a hex, as a builder sees it (phases/build.py edge_statuses).
-EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "opponent"]
+# "unowned": an unowned track end whose route runs back to a city or to a town where the builder
+# has track; "stranded": any other unowned track end.
+EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "stranded", "opponent"]
 
 Move = dict[str, Any]  # a move as the contract has it: {"type": ..., fields of that type}
 Event = dict[str, Any]  # what happened: {"type": ..., fields of that type}

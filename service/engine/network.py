@@ -214,13 +214,25 @@ class Network:
         """Where the track beyond h's edge leads on the network as it is, kept in `memo` (one
         per unchanged network); None when that track comes back to h, whose pieces a build
         changes (only a walk with them can tell then)."""
+        known = self._beyond(h, edge, memo)
+        return None if h in known[1] else known[0]
+
+    def far_end(self, h: Hex, edge: int, memo: dict | None = None) -> End:
+        """Where the track beyond h's edge leads on the network as it is (h's own pieces
+        included), kept in `memo` when given (the one end_beyond keeps)."""
+        if memo is None:
+            return self.walk(h, edge, set())[1]
+        return self._beyond(h, edge, memo)[0]
+
+    def _beyond(self, h: Hex, edge: int, memo: dict) -> tuple[End, set[Hex]]:
+        """The end of the walk through h's edge, and the hexes it passes or points at."""
         entry = (around(h)[edge], (edge + 3) % 6)
         known = memo.get(entry)
         if known is None:
             pieces, end = self.walk(h, edge, set())
             last = around(end.hex)[end.edge] if end.kind == "open" else end.hex
             known = memo[entry] = (end, {p[0] for p in pieces} | {last})
-        return None if h in known[1] else known[0]
+        return known
 
     def set_owner(self, pieces: list[Piece], owner: int | None) -> None:
         """Gives these pieces one owner (the state is written by set_route_owner)."""

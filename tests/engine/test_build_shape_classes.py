@@ -9,7 +9,7 @@ import random
 from service.engine import tiles as T
 from service.engine.phases import build_shapes as S
 
-STATUSES = ("off", "closed", "city", "free", "own", "unowned", "opponent")
+STATUSES = ("off", "closed", "city", "free", "own", "unowned", "stranded", "opponent")
 
 
 def surroundings(rng: random.Random, count: int):
@@ -47,11 +47,12 @@ def test_every_status_of_a_class_gives_a_town_the_exits_of_its_representative() 
 
 
 def test_a_class_is_read_through_the_rules_own_sets() -> None:
-    """own and unowned, off and closed are one class each; a city, free and an opponent's track
-    end are classes of their own (a first tile needs a city; a redirect reads an opponent)."""
+    """own and unowned, off and closed are one class each; a city, free, stranded unowned track
+    and an opponent's track end are classes of their own (a first tile needs a city; stranded
+    track joins but anchors nothing; a redirect reads an opponent)."""
     assert {s: S._class_of((s,) * 6)[0] for s in STATUSES} == {
         "off": "off", "closed": "off", "city": "city", "free": "free", "own": "own",
-        "unowned": "own", "opponent": "opponent"}
+        "unowned": "own", "stranded": "stranded", "opponent": "opponent"}
     for s in STATUSES:
         c = S._class_of((s,) * 6)[0]
         assert (s in S.ANCHORS, s in S.OPEN, s in S.BARRED) == (

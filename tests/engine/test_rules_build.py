@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from service.engine import game
+from tests.engine.board import INDIANAPOLIS, builds_listed, key, lay, owner_of
 from tests.engine.board import build_move as build
-from tests.engine.board import builds_listed, key, lay, owner_of
 from tests.engine.helpers import events_of, game_at, illegal, play, play_events
 
 CHICAGO = (7, 11)
@@ -172,7 +172,8 @@ def test_no_loop_a_link_may_not_start_and_end_at_one_city():
 
 def test_first_tile_must_be_simple_track_from_a_city():
     state = build_turn()
-    lay(state, [((8, 12), [[0, 3]])], owner=None)  # unowned track meets (8,11) edge 3
+    # Unowned track from Chicago, (7,12) then (8,12), meets (8,11) edge 3: a connection.
+    lay(state, [((7, 12), [[0, 2]]), ((8, 12), [[0, 5]])], owner=None)
     with illegal("FIRST_TILE_SIMPLE"):
         play(state, 0, build((8, 11), [[1, 3], [2, 5]]))  # complex, though anchored twice
     with illegal("FIRST_TILE_SIMPLE"):
@@ -389,3 +390,149 @@ def test_urbanizing_a_town_with_track_returns_its_tile_and_keeps_links():
     assert after["supply"]["town_disk"] == disks
     links = game.view(after)["board"]["links"]
     assert len(links) == 1 and links[0]["owner"] == 1 and links[0]["segments"] == 1
+
+
+# -- connection through unowned track: docs/rules-decisions.md base 8 ------------------------------
+#
+# "Later construction must ultimately reach a city through that player's track": an unowned track
+# end connects new track only when the unowned route behind it runs back to a city, or to a town
+# where the builder has track. Seat 0 owns (6,12), away from all of these, so no build below is a
+# first tile. The builds are on plain hexes, $2 a new simple tile, $2 a redirect.
+
+ELSEWHERE = [((6, 12), [[1, 4]])]
+UNOWNED_INTO_9_12 = {  # unowned track whose open end meets (9,12) edge 0, ending...
+    "at a city": [((8, 11), [[2, 5]]), ((9, 11), [[3, 5]])],  # Chicago -(8,11)-(9,11)->
+    "at a town": [(MICHIGAN_CITY, "town", [3]), ((9, 11), [[0, 3]])],  # Michigan City -(9,11)->
+    "nowhere": [((9, 11), [[0, 3]])],  # points at Michigan City, which has no town track
+}
+STRANDED = "UNOWNED_TRACK_UNCONNECTED"
+
+
+def unowned_route(end: str, seat_0_at_michigan_city: bool = False,
+                  seat_1_at_michigan_city: bool = False, actions: dict | None = None) -> dict:
+    state = build_turn(actions=actions)
+    lay(state, ELSEWHERE, owner=0)
+    lay(state, UNOWNED_INTO_9_12[end], owner=None)
+    for seat, there in ((0, seat_0_at_michigan_city), (1, seat_1_at_michigan_city)):
+        if there:  # the complete link Chicago -(8,11)- Michigan City, exit 4
+            lay(state, [((8, 11), [[1, 5]]), (MICHIGAN_CITY, "town", [4])], owner=seat)
+    return state
+
+
+@pytest.mark.parametrize(("end", "seat_0_there"), [("at a city", False), ("at a town", True)])
+def test_extending_unowned_track_that_runs_back_to_a_city_or_the_builders_town(end, seat_0_there):
+    state = unowned_route(end, seat_0_at_michigan_city=seat_0_there)
+    assert builds_listed(state, 0)[((9, 12), ((0, 3),))] == 2
+    after, events = play_events(state, 0, build((9, 12), [[0, 3]]))
+    assert events_of(events, "track_built")[0]["cost"] == 2
+    assert after["players"][0]["cash"] == 48
+    assert owner_of(after, (9, 11)) == [0] and owner_of(after, (9, 12)) == [0]  # the route is taken
+    assert len(events_of(events, "track_claimed")) == 1
+
+
+@pytest.mark.parametrize(("end", "seat_1_there"), [
+    ("at a town", False),  # Michigan City holds no track of seat 0
+    ("at a town", True),   # nor does seat 1's track there count for seat 0
+    ("nowhere", False),    # its far end points at a town hex with no town track
+])
+def test_extending_unowned_track_that_reaches_no_city_is_refused_and_not_listed(end, seat_1_there):
+    state = unowned_route(end, seat_1_at_michigan_city=seat_1_there)
+    with illegal(STRANDED) as info:
+        play(state, 0, build((9, 12), [[0, 3]]))
+    assert info.value.extra == {"hex": {"q": 9, "r": 12}, "edge": 0}
+    assert [shape for (h, shape) in builds_listed(state, 0) if h == (9, 12)] == []
+    verdict = game.validate(state, 0, build((9, 12), [[0, 3]]))
+    assert (verdict["legal"], verdict["code"]) == (False, STRANDED)
+
+
+def test_new_track_from_a_city_may_join_stranded_unowned_track_and_takes_it():
+    state = build_turn()
+    lay(state, ELSEWHERE, owner=0)
+    lay(state, [((8, 12), [[0, 3]])], owner=None)  # meets (8,11) edge 3; points at a bare town
+    with illegal(STRANDED) as info:
+        play(state, 0, build((8, 11), [[1, 3]]))  # edge 1 meets Michigan City, no town track
+    assert info.value.extra == {"hex": {"q": 8, "r": 11}, "edge": 3}
+    assert ((8, 11), ((1, 3),)) not in builds_listed(state, 0)
+    assert builds_listed(state, 0)[((8, 11), ((3, 5),))] == 2  # edge 5 meets Chicago
+    after, events = play_events(state, 0, build((8, 11), [[3, 5]]))
+    assert after["players"][0]["cash"] == 48
+    assert owner_of(after, (8, 12)) == [0] and events_of(events, "track_claimed")
+
+
+def indianapolis_between_two_unowned_routes() -> dict:
+    """Indianapolis has no town track; unowned (9,13) runs from Evansville into its edge 4, and
+    unowned (9,12) into its edge 5 from (8,12), where nothing is."""
+    state = build_turn()
+    lay(state, ELSEWHERE, owner=0)
+    lay(state, [((9, 13), [[1, 3]]), ((9, 12), [[2, 5]])], owner=None)
+    return state
+
+
+@pytest.mark.parametrize(("exits", "cost"), [([4], 2), ([4, 5], 3)])
+def test_a_town_tile_connects_through_unowned_track_from_a_city(exits, cost):
+    state = indianapolis_between_two_unowned_routes()
+    assert builds_listed(state, 0)[(INDIANAPOLIS, ("town", *exits))] == cost
+    after = play(state, 0, build(INDIANAPOLIS, exits=exits))
+    assert after["players"][0]["cash"] == 50 - cost
+    assert owner_of(after, (9, 13)) == [0]
+    assert owner_of(after, (9, 12)) == [0 if 5 in exits else None]
+
+
+def test_a_town_tile_through_stranded_unowned_track_alone_is_refused_and_not_listed():
+    state = indianapolis_between_two_unowned_routes()
+    with illegal(STRANDED) as info:
+        play(state, 0, build(INDIANAPOLIS, exits=[5]))
+    assert info.value.extra == {"hex": {"q": 10, "r": 12}, "edge": 5}
+    assert (INDIANAPOLIS, ("town", 5)) not in builds_listed(state, 0)
+
+
+def test_a_town_where_the_builder_has_track_takes_a_stranded_route_it_meets():
+    state = build_turn()
+    # Seat 0's link Evansville -(9,13)- Indianapolis; unowned (9,12) meets Indianapolis' edge 5.
+    lay(state, [((9, 13), [[1, 3]]), (INDIANAPOLIS, "town", [4])], owner=0)
+    lay(state, [((9, 12), [[2, 5]])], owner=None)
+    assert builds_listed(state, 0)[(INDIANAPOLIS, ("town", 4, 5))] == 3
+    after = play(state, 0, build(INDIANAPOLIS, exits=[4, 5]))
+    assert after["players"][0]["cash"] == 47  # a town upgrade
+    assert owner_of(after, (9, 12)) == [0]
+
+
+def test_redirecting_unowned_track_that_runs_back_to_a_city():
+    state = build_turn()
+    lay(state, ELSEWHERE, owner=0)
+    lay(state, [((8, 11), [[3, 5]]), ((8, 12), [[0, 2]])], owner=None)  # Chicago -(8,11)-(8,12)->
+    assert builds_listed(state, 0)[((8, 12), ((0, 4),))] == 2
+    after, events = play_events(state, 0, build((8, 12), [[0, 4]]))
+    built = events_of(events, "track_built")[0]
+    assert (built["cost"], built["kind"]) == (2, "redirect")
+    assert after["players"][0]["cash"] == 48
+    assert owner_of(after, (8, 12)) == [0] and owner_of(after, (8, 11)) == [0]
+
+
+def test_redirecting_stranded_unowned_track_needs_a_connection_of_its_own():
+    state = build_turn()
+    lay(state, ELSEWHERE, owner=0)
+    # (8,11) points at Michigan City (no town track) and joins (8,12), which points at (9,12).
+    lay(state, [((8, 11), [[1, 3]]), ((8, 12), [[0, 2]])], owner=None)
+    with illegal(STRANDED) as info:
+        play(state, 0, build((8, 12), [[0, 4]]))  # keeps edge 0, which meets the stranded route
+    assert info.value.extra == {"hex": {"q": 8, "r": 12}, "edge": 0}
+    assert [shape for (h, shape) in builds_listed(state, 0) if h == (8, 12)] == []
+    # Turned into Chicago, the redirected track connects, and the route is the builder's.
+    assert builds_listed(state, 0)[((8, 11), ((3, 5),))] == 2
+    after, events = play_events(state, 0, build((8, 11), [[3, 5]]))
+    assert events_of(events, "track_built")[0]["kind"] == "redirect"
+    assert after["players"][0]["cash"] == 48
+    assert owner_of(after, (8, 11)) == [0] and owner_of(after, (8, 12)) == [0]
+
+
+@pytest.mark.parametrize("end", ["at a town", "nowhere"])
+def test_urbanizing_the_town_a_stranded_route_runs_to_makes_it_a_connection(end):
+    state = unowned_route(end, actions={"urbanization": 0})
+    assert ((9, 12), ((0, 3),)) not in builds_listed(state, 0)
+    state = play(state, 0, {"type": "urbanize", "hex": {"q": 9, "r": 10}, "new_city": "A"})
+    assert owner_of(state, (9, 11)) == [None]  # still incomplete: nobody takes it yet
+    assert builds_listed(state, 0)[((9, 12), ((0, 3),))] == 2
+    after = play(state, 0, build((9, 12), [[0, 3]]))
+    assert after["players"][0]["cash"] == 48
+    assert owner_of(after, (9, 11)) == [0]

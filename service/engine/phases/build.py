@@ -82,7 +82,7 @@ class BuildContext:
     def statuses(self, h: Hex) -> Status:
         """edge_statuses of h for this seat, with the tables of the map worked out once."""
         return edge_statuses(self.state, self.rules, self.net, self.seat, h, self._edges,
-                             self._closable)
+                             self._closable, self.walks)
 
     def write_hex(self, h: Hex, pieces: dict[Piece, int | None]) -> None:
         write_hex(self.state, h, pieces)
@@ -231,10 +231,12 @@ EdgeRow = tuple[tuple[Hex, EdgeStatus | None, tuple[Hex, int]], ...]
 
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
                   table: dict[Hex, EdgeRow] | None = None,
-                  closable_hexes: frozenset[Hex] | None = None) -> Status:
+                  closable_hexes: frozenset[Hex] | None = None, memo: dict | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
-    free, own, unowned or opponent. `table` and `closable_hexes` are the map's, when the caller
-    keeps them (_edge_table, _closable_table); the listing asks this of every candidate hex."""
+    free, own, unowned (whose route runs back to a city or a town where seat has track),
+    stranded (other unowned track) or opponent. `table` and `closable_hexes` are the map's, when
+    the caller keeps them (_edge_table, _closable_table), and `memo` the walks of an unchanged
+    network (BuildContext.walks); the listing asks this of every candidate hex."""
     row = (_edge_table(rules.map) if table is None else table).get(h) or _edge_row(rules.map, h)
     # The hook is asked only about the edges the map may ever close (none on a map that keeps
     # the base hook), not six times per hex.
@@ -257,11 +259,25 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
                     out.append("free")
                 else:
                     owner = owners[p]
-                    out.append("own" if owner == seat else "unowned" if owner is None
-                               else "opponent")
+                    out.append("own" if owner == seat else "opponent" if owner is not None
+                               else "unowned" if runs_home(net, seat, h, edge, memo)
+                               else "stranded")
         else:  # off the map, or a city of the map
             out.append(known)
     return tuple(out)
+
+
+def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = None) -> bool:
+    """Whether the track beyond h's edge runs back to a city, or to a town where seat has
+    track: what makes an unowned track end a connection (seed 000, rule 5: later construction
+    must ultimately reach a city through that player's track)."""
+    end = net.far_end(h, edge, memo)
+    if end.kind != "stop":
+        return False
+    if end.hex in net.cities:
+        return True
+    owner = net.owner
+    return any(owner[p] == seat for p in net.pieces_on(end.hex))
 
 
 _IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}

@@ -25,6 +25,10 @@ from service.engine.errors import CODE_FIELDS, IllegalMove
 from service.engine.hexgrid import Hex, as_dict
 from service.engine.layout import EdgeStatus
 
+# An edge's status (build.edge_statuses) anchors new track when it meets a city, the builder's
+# own track end, or an unowned track end whose route runs back to a city or to a town where the
+# builder has track; "stranded" is an unowned end whose route does neither: it joins (a build
+# there takes its route, and may close a loop through it) but anchors nothing.
 ANCHORS = frozenset({"city", "own", "unowned"})
 OPEN = frozenset({"free", "off", "closed"})
 BARRED = frozenset({"off", "closed", "opponent"})
@@ -82,6 +86,21 @@ def _check_edges(status: Status, edges) -> None:
             raise Refusal("INTO_OPPONENT_TRACK", f"edge {e} meets another player's track end", edge=e)
 
 
+def _check_connected(status: Status, ends, detail: str) -> None:
+    """The one connection rule (seed 000, rule 5: "later construction must ultimately reach a
+    city through that player's track"), for new track, new town exits and a redirected track
+    alike: one of `ends` meets a city, the builder's own track end, or an unowned track end whose
+    route runs back to a city or to a town where the builder has track."""
+    if any(status[e] in ANCHORS for e in ends):
+        return
+    for e in ends:
+        if status[e] == "stranded":
+            raise Refusal("UNOWNED_TRACK_UNCONNECTED",
+                          f"the unowned track met through edge {e} runs back to no city and to no "
+                          "town where you have track", edge=e)
+    raise Refusal("NOT_CONNECTED", detail)
+
+
 def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
                   owns: bool) -> TownGeometry:
     """`mine`: the builder owns track on this hex; `owns`: the builder owns track anywhere."""
@@ -94,8 +113,8 @@ def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
     if not added:
         raise Refusal("BAD_MOVE", "the build changes nothing")
     _check_edges(status, added)
-    if not mine and not any(status[e] in ANCHORS for e in added):
-        raise Refusal("NOT_CONNECTED", "town track must connect to a city or your own track")
+    if not mine:
+        _check_connected(status, added, "town track must connect to a city or your own track")
     if not owns:
         raise Refusal("FIRST_TILE_SIMPLE")
     b = R.BUILD_COSTS
@@ -121,9 +140,7 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
     else:
         _check_edges(status, [e for t in added for e in t])
         for t in added:
-            if not any(status[e] in ANCHORS for e in t):
-                raise Refusal("NOT_CONNECTED",
-                                  f"track {list(t)} must start from a city or extend your track")
+            _check_connected(status, t, f"track {list(t)} must start from a city or extend your track")
         if not owns and (
                 old_tracks or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
             raise Refusal("FIRST_TILE_SIMPLE")
@@ -150,6 +167,9 @@ def _check_redirect(removed: list[Track], added: list[Track], turnable: frozense
         raise Refusal("MUST_KEEP_TRACK", "a redirect keeps the end that joins the rest of the track")
     turned = new[0] if new[1] == kept else new[1]
     _check_edges(status, [turned])
+    # The redirected track is the builder's afterwards, like new track: it connects the same way.
+    _check_connected(status, (kept, turned),
+                     f"the redirected track {sorted(new)} must start from a city or extend your track")
     return (x, y), T.norm(kept, turned)
 
 
@@ -262,16 +282,17 @@ def judge_town(exits: frozenset[int], old_exits: frozenset[int], mine: bool, sta
 # -- the shapes a hex may take, for the listing ---------------------------------------------------
 #
 # The listing keeps only the shapes a surrounding accepts, and for those the rules above read an
-# edge's status through five classes alone: a city (anchors, joins, and lets a first tile start);
-# own or unowned track (anchors and joins); free (neither); off the map or closed (barred, open);
-# an opponent's track end (barred, and joins: a redirect reads it). Which refusal a barred edge
-# gives (OFF_MAP, INTO_IMPASSABLE...) differs, but the listing keeps no refusal. So the accepted
-# shapes are worked out once per class of surrounding, on a representative of its statuses, and
-# a worker meets far fewer new ones: 5^6 classes of edges instead of 7^6 statuses.
+# edge's status through six classes alone: a city (anchors, joins, and lets a first tile start);
+# own or unowned track (anchors and joins); stranded unowned track (joins, anchors nothing); free
+# (neither); off the map or closed (barred, open); an opponent's track end (barred, and joins: a
+# redirect reads it). Which refusal a barred edge gives (OFF_MAP, INTO_IMPASSABLE...) differs, but
+# the listing keeps no refusal. So the accepted shapes are worked out once per class of
+# surrounding, on a representative of its statuses, and a worker meets far fewer new ones: 6^6
+# classes of edges instead of 8^6 statuses.
 
 _CLASS_OF: dict[str, EdgeStatus] = {"city": "city", "own": "own", "unowned": "own",
-                                    "free": "free", "off": "off", "closed": "off",
-                                    "opponent": "opponent"}
+                                    "stranded": "stranded", "free": "free", "off": "off",
+                                    "closed": "off", "opponent": "opponent"}
 
 
 def _class_of(status: Status) -> Status:
