@@ -124,6 +124,7 @@ class ClassDef:
     base: str | None = None  # a model class it extends (allOf) or a union base (oneOf)
     union: list[str] | None = None  # for a union base: its variants
     discriminator: tuple[str, dict[str, str]] | None = None  # (property, value -> class)
+    view: str | None = None  # `x-client-view`: a property giving the object as its base's type
 
 
 def snake(name: str) -> str:
@@ -296,6 +297,7 @@ class Generator:
             if refs:
                 cls.base = self.ref_name(refs[0]["$ref"])
                 self.named(cls.base)
+                cls.view = schema.get("x-client-view")
             merged: dict = {"properties": {}, "required": []}
             for part in inline:
                 merged["properties"].update(part.get("properties", {}))
@@ -319,6 +321,8 @@ class Generator:
                 if disc:
                     mapping = {value: self.ref_name(ref) for value, ref in disc.get("mapping", {}).items()}
                     cls.discriminator = (disc["propertyName"], mapping)
+                else:
+                    cls.discriminator = self.inferred_discriminator(cls.union)
                 return
             # A oneOf of inline objects: one class with every field; those not in every option
             # are optional, a const that differs between options becomes its plain type.
@@ -342,6 +346,39 @@ class Generator:
             cls.props = self.props_of(name, merged)
             return
         cls.props = self.props_of(name, schema)
+
+    def leaves(self, name: str, prop: str) -> dict[str, str] | None:
+        """Each value of `prop` that picks a model among `name`'s variants (`name` itself for an
+        object with `prop` constant), down through nested unions; None if some variant has none."""
+        schema = self.schemas[name]
+        const = schema.get("properties", {}).get(prop, {}).get("const")
+        if const is not None:
+            return {const: name}
+        cls = self.classes.get(name)
+        if cls is None or cls.union is None:
+            return None
+        if cls.discriminator is not None and cls.discriminator[0] == prop:
+            found: dict[str, str] = {}
+            for value, variant in cls.discriminator[1].items():
+                found.update(self.leaves(variant, prop) or {value: variant})
+            return found
+        return self.inferred_leaves(cls.union, prop)
+
+    def inferred_leaves(self, variants: list[str], prop: str) -> dict[str, str] | None:
+        found: dict[str, str] = {}
+        for variant in variants:
+            leaves = self.leaves(variant, prop)
+            if leaves is None or found.keys() & leaves.keys():
+                return None
+            found.update(leaves)
+        return found
+
+    def inferred_discriminator(self, variants: list[str]) -> tuple[str, dict[str, str]] | None:
+        """A union of unions (e.g. `RecordedMove`: a `Move` or a `ResignEntry`) need not declare a
+        discriminator (openapi-typescript takes a mapping only to object schemas): when every leaf
+        model has a constant `type`, the client dispatches on it straight to the leaf."""
+        leaves = self.inferred_leaves(variants, "type")
+        return ("type", leaves) if leaves else None
 
     def props_of(self, name: str, schema: dict) -> list[Prop]:
         required = set(schema.get("required", []))
@@ -429,7 +466,10 @@ class Generator:
             lines.append(f"\nclass {cls.name}(OneOf):\n")
             lines += docstring(cls.doc or f"One of: {', '.join(cls.union)}.", 4)
             if cls.discriminator:
-                lines.append(f"\n    DISCRIMINATOR = {literal(cls.discriminator[0])}\n")
+                prop = cls.discriminator[0]
+                lines.append(f"\n    DISCRIMINATOR = {literal(prop)}\n")
+                # Every variant has it (a literal of its own): readable on the union's type too.
+                lines.append(f"    {py_name(prop)}: str\n")
             return "".join(lines)
         base = cls.base or "Model"
         lines.append("\n@dataclass(kw_only=True)\n")
@@ -451,6 +491,14 @@ class Generator:
                 lines.append(f"    {p.py_name}: {p.type.optional().ann} = {default}\n")
         if cls.base is None or self.classes[cls.base].union is not None:
             lines.append("    extra: dict[str, Any] = field(default_factory=dict)\n")
+        if cls.view:
+            lines.append(f"\n    @property\n    def {cls.view}(self) -> {cls.base}:\n")
+            lines += docstring(
+                f"This object typed as the `{cls.base}` it is: what a variable that later "
+                f"`{cls.base}`s replace starts from (`view = created.{cls.view}`).",
+                8,
+            )
+            lines.append("        return self\n")
         return "".join(lines)
 
     # -- errors.py ---------------------------------------------------------------------------------
@@ -483,6 +531,9 @@ class Generator:
                     emitted.add(name)
                     pending.remove((status, (name, base, doc)))
         out.append("\n\nUnprocessableEntity = IllegalMove\n")
+        exported = sorted([*(name for name, _, _ in ERRORS.values()), "ApiError", "UnprocessableEntity",
+                           "ERRORS_BY_STATUS", "error_for"], key=isort_key)
+        out.append("\n__all__ = [\n" + "".join(f"    {literal(n)},\n" for n in exported) + "]\n")
         out.append("\nERRORS_BY_STATUS: dict[int, type[ApiError]] = {\n")
         for status, (name, _, _) in sorted(ERRORS.items()):
             out.append(f"    {status}: {name},\n")
@@ -564,26 +615,28 @@ class Generator:
         kw.append("timeout: float | None = None")
         if kw:
             args += ["*"] + kw
-        returns = ("str" if text else "None") if ret is None else ret.ann
-        if not_modified:
-            returns += " | None"
+        body_type = ("str" if text else "None") if ret is None else ret.ann
+        returns = body_type + " | None" if not_modified else body_type
 
         lines = ["\n"]
-        signature = f"    def {snake(op_id)}({', '.join(args)}) -> {returns}:\n"
-        if len(signature) > LINE:
-            signature = (
-                f"    def {snake(op_id)}(\n"
-                + "".join(f"        {a},\n" for a in args)
-                + f"    ) -> {returns}:\n"
-            )
-        lines.append(signature)
+        conditional = "if_none_match: int | str | None = None"
+        if not_modified and conditional in args:
+            # Only a conditional read may answer 304: without `if_none_match` the answer is never
+            # None, and the type says so.
+            lines.append("    @overload\n")
+            lines.append(signature_of(op_id, [a if a != conditional else "if_none_match: None = None"
+                                              for a in args], body_type, " ..."))
+            lines.append("    @overload\n")
+            lines.append(signature_of(op_id, [a if a != conditional else "if_none_match: int | str"
+                                              for a in args], returns, " ..."))
+        lines.append(signature_of(op_id, args, returns))
         doc = (op.get("summary") or "").strip().rstrip(".") + "."
         details = []
         if op.get("description"):
             details.append(" ".join(op["description"].split()))
         details.append(f"`{method} {path}` (operationId `{op_id}`).")
         if not_modified:
-            details.append("Returns None on `304 Not Modified`.")
+            details.append("Returns None on `304 Not Modified` (which only `if_none_match` may bring).")
         lines += docstring(doc + "\n\n" + "\n\n".join(details), 8)
 
         url = path
@@ -612,15 +665,19 @@ class Generator:
         if not_modified:
             call.append("not_modified=True")
         call.append("timeout=timeout")
+        # JSON that is already the Python value is declared as what it is (the transport gives Any).
+        declared = "" if ret is not None and ret.conv is not None else f": {returns}" if ret or text else ""
         lines.append(
-            "        data = self._request(\n" + "".join(f"            {c},\n" for c in call) + "        )\n"
+            f"        data{declared} = self._request(\n"
+            + "".join(f"            {c},\n" for c in call)
+            + "        )\n"
         )
-        if not_modified:
+        if not_modified and not declared:
             lines.append("        if data is None:\n            return None\n")
         if ret is None:
             lines.append("        return data\n" if text else "        return None\n")
         elif ret.conv is None:
-            lines.append("        return data  # type: ignore[no-any-return]\n")
+            lines.append("        return data\n")
         else:
             lines.append(f"        return {ret.conv}(data)\n")
         return "".join(lines)
@@ -639,7 +696,10 @@ class Generator:
             '"""\n\n',
             "from __future__ import annotations\n\n",
             "from collections.abc import Mapping\n",
-            "from typing import Any, Literal\n\n" if "Literal[" in methods else "from typing import Any\n\n",
+            "from typing import "
+            + ", ".join(["Any"] + (["Literal"] if "Literal[" in methods else [])
+                        + (["overload"] if "@overload" in methods else []))
+            + "\n\n",
         ]
         if helpers:
             out.append(f"from ._model import {', '.join(helpers)}\n")
@@ -705,6 +765,15 @@ class Generator:
 
 
 HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
+
+
+def signature_of(op_id: str, args: list[str], returns: str, body: str = "") -> str:
+    """A method's `def` line(s), one argument a line when it is too long; `body` for a stub."""
+    line = f"    def {snake(op_id)}({', '.join(args)}) -> {returns}:{body}\n"
+    if len(line) <= LINE:
+        return line
+    listed = "".join(f"        {a},\n" for a in args)
+    return f"    def {snake(op_id)}(\n{listed}    ) -> {returns}:{body}\n"
 
 
 def isort_key(name: str) -> tuple[int, str]:

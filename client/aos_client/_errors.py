@@ -40,7 +40,8 @@ class ApiError(Exception):
     @property
     def version(self) -> int | None:
         """The game's current version, when the problem says it (412)."""
-        return self.get("version")
+        version = self.get("version")
+        return version if isinstance(version, int) else None
 
     @property
     def request_id(self) -> str | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
 M = TypeVar("M", bound="Model")
+V = TypeVar("V")
 Decoder = Callable[[Any], Any]
 
 
@@ -112,7 +113,8 @@ class Model:
             elif f.required:
                 raise ModelError(f"{cls.__name__} needs the field {f.json!r}, which is missing")
         known = {f.json for f in fields}
-        return cls(**values, extra={k: v for k, v in d.items() if k not in known})
+        make: Callable[..., M] = cls  # every concrete model is a dataclass with `extra`
+        return make(**values, extra={k: v for k, v in d.items() if k not in known})
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -144,7 +146,7 @@ class OneOf(Model):
     @classmethod
     def from_dict(cls: type[M], d: Mapping[str, Any]) -> M:
         if "VARIANTS" not in cls.__dict__:  # a variant: decode its own fields
-            return super().from_dict(d)  # type: ignore[misc]
+            return super().from_dict(d)
         if not isinstance(d, Mapping):
             raise ModelError(f"{cls.__name__} is a JSON object, not {type(d).__name__}")
         union: Any = cls
@@ -171,13 +173,13 @@ def _encode(value: Any) -> Any:
 
 
 # Decoders of containers, for the client's methods (a response that is a list of models).
-def optional(decode: Decoder) -> Decoder:
+def optional(decode: Callable[[Any], V]) -> Callable[[Any], V | None]:
     return lambda value: None if value is None else decode(value)
 
 
-def list_of(decode: Decoder) -> Decoder:
+def list_of(decode: Callable[[Any], V]) -> Callable[[Any], list[V]]:
     return lambda values: [decode(v) for v in values]
 
 
-def dict_of(decode: Decoder) -> Decoder:
+def dict_of(decode: Callable[[Any], V]) -> Callable[[Any], dict[str, V]]:
     return lambda values: {k: decode(v) for k, v in values.items()}

@@ -14,7 +14,7 @@ import random
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import requests
@@ -23,6 +23,7 @@ from .errors import error_for
 
 DEFAULT_TIMEOUT = 10.0
 RETRY_STATUSES = frozenset({429, 503})
+TransportT = TypeVar("TransportT", bound="Transport")
 
 
 def quote_path(value: Any) -> str:
@@ -70,9 +71,11 @@ class Transport:
         self.last_response: requests.Response | None = None
 
     def close(self) -> None:
+        """Closes the session's pooled connections (leaving a `with AosClient(...)` block does it).
+        The client stays usable: a later request opens a new connection."""
         self.session.close()
 
-    def __enter__(self) -> Any:
+    def __enter__(self: TransportT) -> TransportT:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -33,7 +33,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import requests
@@ -41,14 +41,20 @@ import requests
 from .client import AosClient
 from .errors import ApiError, Forbidden, NotFound, PreconditionFailed, Unauthorized
 from .models import (
+    BidMove,
     BuildMove,
     DeliverMove,
     GameView,
+    IssueSharesMove,
     MapDetail,
+    MapId,
     Move,
     NewGame,
     NewGamePlayer,
+    SelectActionMove,
+    UrbanizeMove,
 )
+from .models import Hex as HexRef
 
 Hex = tuple[int, int]
 TOWN_EXIT_COST = 3  # about what a town's track costs; legal moves say exactly
@@ -65,10 +71,11 @@ def distance(a: Hex, b: Hex) -> int:
     return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
 
 
-def hex_of(h: object) -> Hex:
-    if isinstance(h, dict):
-        return h["q"], h["r"]
-    return h.q, h.r  # type: ignore[attr-defined]
+def hex_of(h: HexRef | Mapping[str, int]) -> Hex:
+    """A hex of the API (`{q, r}`, as a model or a plain dict) as a `(q, r)` tuple."""
+    if isinstance(h, HexRef):
+        return h.q, h.r
+    return h["q"], h["r"]
 
 
 class Policy:
@@ -82,6 +89,13 @@ class Policy:
         self.map_detail = map_detail
 
     def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        """The move `seat` makes now: one of `moves`, returned as it is.
+
+        `view` is the game as it stands (`view.active_seat == seat`); `moves` are the seat's legal
+        moves at `view.version`, as `GET …/legal-moves` lists them: typed by their `type`
+        (`BidMove`, `BuildMove` with its `cost`, `DeliverMove` with its `income` per seat, ...),
+        never empty. `self.map_detail` is the map's geometry and `self.rng` the policy's own random
+        numbers (seeded by the bot's `--seed`). Override it; the bot posts what it returns."""
         raise NotImplementedError
 
 
@@ -89,9 +103,9 @@ class RandomPolicy(Policy):
     name = "random"
 
     def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
-        kinds = sorted({m.type for m in moves})  # type: ignore[attr-defined]
+        kinds = sorted({m.type for m in moves})
         kind = self.rng.choice(kinds)
-        return self.rng.choice([m for m in moves if m.type == kind])  # type: ignore[attr-defined]
+        return self.rng.choice([m for m in moves if m.type == kind])
 
 
 ACTION_PREFERENCE = [
@@ -120,7 +134,7 @@ class GreedyPolicy(Policy):
     def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
         by_type: dict[str, list[Move]] = {}
         for m in moves:
-            by_type.setdefault(m.type, []).append(m)  # type: ignore[attr-defined]
+            by_type.setdefault(m.type, []).append(m)
         me = view.players[seat]
         expenses = me.shares + me.locomotive
         if "issue_shares" in by_type:
@@ -128,7 +142,7 @@ class GreedyPolicy(Policy):
         if "bid" in by_type or "drop_out" in by_type:
             return self._bid(view, seat, by_type)
         if "select_action" in by_type:
-            options = {m.action: m for m in by_type["select_action"]}  # type: ignore[attr-defined]
+            options = {m.action: m for m in by_type["select_action"] if isinstance(m, SelectActionMove)}
             links = sum(1 for link in view.board.links if link.owner == seat)
             if me.locomotive < min(4, links) and "locomotive" in options:
                 return options["locomotive"]
@@ -151,14 +165,14 @@ class GreedyPolicy(Policy):
             budget = 0
         short = max(0, expenses - me.income) + budget - me.cash
         wanted = max(0, -(-short // 4))
-        counts = {m.count: m for m in options}  # type: ignore[attr-defined]
+        counts = {m.count: m for m in options if isinstance(m, IssueSharesMove)}
         best = max((c for c in counts if c <= wanted), default=min(counts))
         return counts[best]
 
     def _bid(self, view: GameView, seat: int, by_type: dict[str, list[Move]]) -> Move:
-        bids = sorted(by_type.get("bid", []), key=lambda m: m.amount)  # type: ignore[attr-defined]
+        bids = sorted((m for m in by_type.get("bid", []) if isinstance(m, BidMove)), key=lambda m: m.amount)
         me = view.players[seat]
-        if bids and bids[0].amount <= me.cash // 20:  # type: ignore[attr-defined]
+        if bids and bids[0].amount <= me.cash // 20:
             return bids[0]
         for kind in ("drop_out", "turn_order_pass"):
             if kind in by_type:
@@ -216,7 +230,9 @@ class GreedyPolicy(Policy):
         return next(iter(by_type.values()))[0]
 
     @staticmethod
-    def _town_builds(board: Board, moves: list[Move], spendable: int):
+    def _town_builds(
+        board: Board, moves: list[Move], spendable: int
+    ) -> Iterator[tuple[tuple[Hex, frozenset[int]], BuildMove]]:
         """Builds on town hexes that add exactly one exit, keyed like the planner's steps."""
         for m in moves:
             if isinstance(m, BuildMove) and m.town_exits is not None and (m.cost or 0) <= spendable:
@@ -306,9 +322,8 @@ class Board:
     ) -> list[tuple[float, list[tuple[Hex, frozenset[int]]], bool, int]]:
         """Links I could build, best first, each as its steps (hex, the pair of edges it gets) and
         whether it continues my unfinished track, and what it should cost."""
-        starts: list[
-            tuple[Hex, Hex, int, int]
-        ] = []  # (origin stop or track end, first hex, its entry edge, spent)
+        # (origin stop or track end, first hex, its entry edge, whether fresh, the steps before it)
+        starts: list[tuple[Hex, Hex, int, int, list[tuple[Hex, frozenset[int]]]]] = []
         for h, e in self.open_ends():
             starts.append((h, neighbour(h, e), (e + 3) % 6, 0, []))
         for stop in sorted(self.stops):
@@ -375,8 +390,10 @@ class Board:
         return None
 
     def urbanize_value(self, m: Move) -> float:
-        h = hex_of(m.hex)  # type: ignore[attr-defined]
-        colour = self.tiles.get(m.new_city)  # type: ignore[attr-defined]
+        if not isinstance(m, UrbanizeMove):
+            return 0.0
+        h = hex_of(m.hex)
+        colour = self.tiles.get(m.new_city)
         near = sum(
             g == colour for other, goods in self.goods.items() if distance(h, other) <= 4 for g in goods
         )
@@ -414,7 +431,7 @@ class GameResult:
 
 def play_game(
     api: AosClient,
-    map_id: str,
+    map_id: MapId,
     policies: Sequence[Policy],
     *,
     seed: str | None = None,
@@ -425,7 +442,7 @@ def play_game(
     """Creates a game on `map_id` with one seat per policy and plays it to the end."""
     started = time.perf_counter()
     names = list(names or [f"{p.name}-{i}" for i, p in enumerate(policies)])
-    created = api.create_game(NewGame(map=map_id, players=[NewGamePlayer(name=n) for n in names], seed=seed))  # type: ignore[arg-type]
+    created = api.create_game(NewGame(map=map_id, players=[NewGamePlayer(name=n) for n in names], seed=seed))
     tokens = {s.seat: s.token for s in created.seats}
     view, moves = play_seats(api, created.game_id, dict(enumerate(policies)), tokens,
                              max_moves=max_moves, on_move=on_move)

@@ -7,7 +7,7 @@ session, timeouts, retries and the `Idempotency-Key` of every POST).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from ._model import list_of
 from ._replay import Replays
@@ -237,7 +237,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/games/{game_id}/board.svg` (operationId `getBoardSvg`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}/board.svg",
             params={"coords": coords, "v": v},
@@ -255,7 +255,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/docs` (operationId `getDocs`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             "/v1/docs",
             expect="text",
@@ -270,7 +270,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/docs/{asset}` (operationId `getDocsAsset`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             f"/v1/docs/{quote_path(asset)}",
             expect="text",
@@ -278,6 +278,24 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return data
 
+    @overload
+    def get_game(
+        self,
+        game_id: GameId,
+        *,
+        if_none_match: None = None,
+        prefer: str | None = None,
+        timeout: float | None = None,
+    ) -> GameView: ...
+    @overload
+    def get_game(
+        self,
+        game_id: GameId,
+        *,
+        if_none_match: int | str,
+        prefer: str | None = None,
+        timeout: float | None = None,
+    ) -> GameView | None: ...
     def get_game(
         self,
         game_id: GameId,
@@ -296,7 +314,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/games/{game_id}` (operationId `getGame`).
 
-        Returns None on `304 Not Modified`.
+        Returns None on `304 Not Modified` (which only `if_none_match` may bring).
         """
         data = self._request(
             "GET",
@@ -365,6 +383,22 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return LegalMoves.from_dict(data)
 
+    @overload
+    def get_map(
+        self,
+        map: MapIdPath,
+        *,
+        if_none_match: None = None,
+        timeout: float | None = None,
+    ) -> MapDetail: ...
+    @overload
+    def get_map(
+        self,
+        map: MapIdPath,
+        *,
+        if_none_match: int | str,
+        timeout: float | None = None,
+    ) -> MapDetail | None: ...
     def get_map(
         self,
         map: MapIdPath,
@@ -380,7 +414,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/maps/{map}` (operationId `getMap`).
 
-        Returns None on `304 Not Modified`.
+        Returns None on `304 Not Modified` (which only `if_none_match` may bring).
         """
         data = self._request(
             "GET",
@@ -401,7 +435,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/openapi.yaml` (operationId `getOpenapi`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             "/v1/openapi.yaml",
             expect="text",
@@ -476,7 +510,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/games/{game_id}/watch` (operationId `getWatchPage`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}/watch",
             expect="text",
@@ -493,7 +527,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/watch.js` (operationId `getWatchScript`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             "/v1/watch.js",
             expect="text",
@@ -509,7 +543,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/watch.css` (operationId `getWatchStyle`).
         """
-        data = self._request(
+        data: str = self._request(
             "GET",
             "/v1/watch.css",
             expect="text",
@@ -517,6 +551,20 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return data
 
+    @overload
+    def list_maps(
+        self,
+        *,
+        if_none_match: None = None,
+        timeout: float | None = None,
+    ) -> list[MapSummary]: ...
+    @overload
+    def list_maps(
+        self,
+        *,
+        if_none_match: int | str,
+        timeout: float | None = None,
+    ) -> list[MapSummary] | None: ...
     def list_maps(
         self,
         *,
@@ -531,7 +579,7 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         `GET /v1/maps` (operationId `listMaps`).
 
-        Returns None on `304 Not Modified`.
+        Returns None on `304 Not Modified` (which only `if_none_match` may bring).
         """
         data = self._request(
             "GET",

@@ -55,6 +55,24 @@ class ServiceUnavailable(ApiError):
 
 UnprocessableEntity = IllegalMove
 
+__all__ = [
+    "ERRORS_BY_STATUS",
+    "ApiError",
+    "BadRequest",
+    "Conflict",
+    "Forbidden",
+    "IllegalMove",
+    "NotFound",
+    "PayloadTooLarge",
+    "PreconditionFailed",
+    "ServiceUnavailable",
+    "TooManyRequests",
+    "Unauthorized",
+    "UnprocessableEntity",
+    "UnsupportedMediaType",
+    "error_for",
+]
+
 ERRORS_BY_STATUS: dict[int, type[ApiError]] = {
     400: BadRequest,
     401: Unauthorized,

@@ -86,6 +86,7 @@ class Event(OneOf):
     """
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 @dataclass(kw_only=True)
@@ -155,12 +156,14 @@ class HistoryMove(OneOf):
     """
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 class RecordedMove(OneOf):
     """A record's move: a move of the game (`Move`), or a seat's resignation (`ResignEntry`)."""
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 class Move(OneOf):
@@ -169,6 +172,7 @@ class Move(OneOf):
     """
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 @dataclass(kw_only=True)
@@ -191,6 +195,7 @@ class Order(OneOf):
     """
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 @dataclass(kw_only=True)
@@ -359,6 +364,13 @@ class CreatedGame(GameView):
     # The game-admin token: reissues seat tokens and reads which seats are claimed
     # (`/v1/games/{game_id}/seats`). Shown this once; keep it apart from the seat tokens.
     admin_token: str
+
+    @property
+    def game(self) -> GameView:
+        """This object typed as the `GameView` it is: what a variable that later `GameView`s replace
+        starts from (`view = created.game`).
+        """
+        return self
 
 
 @dataclass(kw_only=True)
@@ -1357,6 +1369,7 @@ class TimelineMove(OneOf):
     """
 
     DISCRIMINATOR = "type"
+    type: str
 
 
 @dataclass(kw_only=True)
@@ -1791,26 +1804,26 @@ Event.VARIANTS = {
 
 
 HistoryMove.VARIANTS = {
-    "bid": RecordedMove,
-    "build": RecordedMove,
-    "deliver": RecordedMove,
-    "drop_out": RecordedMove,
-    "end_build": RecordedMove,
-    "issue_shares": RecordedMove,
-    "pass": RecordedMove,
-    "produce": RecordedMove,
-    "remove_wall": RecordedMove,
-    "resign": RecordedMove,
-    "select_action": RecordedMove,
-    "takeback": TimelineMove,
-    "takeback_accepted": TimelineMove,
-    "takeback_cancelled": TimelineMove,
-    "takeback_declined": TimelineMove,
-    "takeback_proposed": TimelineMove,
-    "turn_order_pass": RecordedMove,
-    "undo": TimelineMove,
-    "upgrade_locomotive": RecordedMove,
-    "urbanize": RecordedMove,
+    "bid": BidMove,
+    "build": BuildMove,
+    "deliver": DeliverMove,
+    "drop_out": DropOutMove,
+    "end_build": EndBuildMove,
+    "issue_shares": IssueSharesMove,
+    "pass": PassMove,
+    "produce": ProduceMove,
+    "remove_wall": RemoveWallMove,
+    "resign": ResignEntry,
+    "select_action": SelectActionMove,
+    "takeback": TakebackEntry,
+    "takeback_accepted": TakebackAcceptedEntry,
+    "takeback_cancelled": TakebackCancelledEntry,
+    "takeback_declined": TakebackDeclinedEntry,
+    "takeback_proposed": TakebackProposedEntry,
+    "turn_order_pass": TurnOrderPassMove,
+    "undo": UndoEntry,
+    "upgrade_locomotive": UpgradeLocomotiveMove,
+    "urbanize": UrbanizeMove,
 }
 
 
@@ -1843,20 +1856,20 @@ Order.VARIANTS = {
 
 
 RecordedMove.VARIANTS = {
-    "bid": Move,
-    "build": Move,
-    "deliver": Move,
-    "drop_out": Move,
-    "end_build": Move,
-    "issue_shares": Move,
-    "pass": Move,
-    "produce": Move,
-    "remove_wall": Move,
+    "bid": BidMove,
+    "build": BuildMove,
+    "deliver": DeliverMove,
+    "drop_out": DropOutMove,
+    "end_build": EndBuildMove,
+    "issue_shares": IssueSharesMove,
+    "pass": PassMove,
+    "produce": ProduceMove,
+    "remove_wall": RemoveWallMove,
     "resign": ResignEntry,
-    "select_action": Move,
-    "turn_order_pass": Move,
-    "upgrade_locomotive": Move,
-    "urbanize": Move,
+    "select_action": SelectActionMove,
+    "turn_order_pass": TurnOrderPassMove,
+    "upgrade_locomotive": UpgradeLocomotiveMove,
+    "urbanize": UrbanizeMove,
 }
 
 

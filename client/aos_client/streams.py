@@ -95,8 +95,6 @@ class LiveUpdates:
                 except DROPPED:
                     pass  # reopen at once, from the last event
 
-    get_game_events = events  # the operation's own name (operationId getGameEvents)
-
     def wait(self, game_id: str, version: int, timeout: float = 30.0) -> GameView | None:
         """The game view as soon as the game is past `version`, or None if it is still at it
         after `timeout` seconds: a long-poll (`If-None-Match` with `Prefer: wait`), asked again
@@ -104,7 +102,7 @@ class LiveUpdates:
         deadline = time.monotonic() + timeout
         while True:
             seconds = min(MAX_WAIT, max(0, round(deadline - time.monotonic())))
-            view = self.get_game(  # type: ignore[attr-defined]
+            view: GameView | None = self.get_game(  # type: ignore[attr-defined]
                 game_id, if_none_match=version,
                 prefer=f"wait={seconds}" if seconds else None, timeout=seconds + self.timeout)
             if view is not None or seconds == 0:

@@ -4,7 +4,6 @@ raises the right exceptions."""
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import re
 import shutil
@@ -118,7 +117,9 @@ def test_every_operation_has_a_method():
     for item in spec["paths"].values():
         for method, op in item.items():
             if method in generator.HTTP_METHODS:
-                assert callable(getattr(AosClient, generator.snake(op["operationId"]))), op["operationId"]
+                # A hand-written method has the one name the spec gives it (`events`, the stream).
+                name = op.get("x-client-method") or generator.snake(op["operationId"])
+                assert callable(getattr(AosClient, name)), op["operationId"]
     assert spec["info"]["version"] == aos_client.API_VERSION
 
 
@@ -384,19 +385,11 @@ def test_a_default_timeout_bounds_every_request(scripted: ScriptedServer):
     ("readme", "heading", "most_lines"),
     [("client/README.md", "## A whole game in a dozen lines", 12), ("README.md", "## For bot authors", 10)],
 )
-def test_the_readme_games_run(
-    live_url: str, capsys: pytest.CaptureFixture[str], readme: str, heading: str, most_lines: int
-):
+def test_the_readme_games_are_short(readme: str, heading: str, most_lines: int) -> None:
+    # They run, and type-check, in test_readme_python.py.
     text = (ROOT / readme).read_text(encoding="utf-8")
     code = re.search(re.escape(heading) + r".*?```python\n(.*?)```", text, re.S).group(1)
     assert len([line for line in code.splitlines() if line.strip()]) <= most_lines
-    exec(compile(code.replace("http://127.0.0.1:8000", live_url), readme, "exec"), {})  # noqa: S102
-    scores = capsys.readouterr().out
-    assert re.match(r"\[\(0, ", scores), scores
-    # A real game: greedy seats last the rounds and score (a score may be negative: 3 x income
-    # less 3 x shares), not all bankrupt in round 1.
-    printed = ast.literal_eval(scores.strip())
-    assert sum(points is not None for _, points, _ in printed) >= 2, printed
 
 
 def test_the_readme_curl_walkthrough_runs(live_url: str, tmp_path: Path):
