@@ -33,8 +33,11 @@ from service.engine.hexgrid import key
 from service.engine.layout import Event, Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.maps.loader import NEW_CITY_COLUMNS, NUMBER_COLUMNS
+from service.engine.move_space import MoveSpace, move_space
+from service.engine.phases import move_goods
 from service.engine.phases.next_round import open_round
 from service.engine.resign import resign
+from service.engine.rng import Draw, RandomStep, choosing
 from service.engine.state import FORMAT, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
 from service.engine.variants.base import Rules
@@ -45,7 +48,8 @@ RULES_VERSION = "aos-rules/1.0"
 
 __all__ = ["IllegalMove", "SetupError", "RULES_VERSION", "MAP_IDS", "COLOURS", "NEW_CITY_LETTERS",
            "new_game", "legal_moves", "apply", "validate", "view", "active_seat", "is_finished",
-           "record_header", "replay", "maps", "map_info", "action_ids", "resign", "play", "RESIGN"]
+           "record_header", "replay", "maps", "map_info", "action_ids", "resign", "play", "RESIGN",
+           "move_space", "MoveSpace", "delivery_edges", "choosing", "Draw", "RandomStep"]
 
 COLOURS = R.COLOURS
 NEW_CITY_LETTERS = NEW_CITY_COLUMNS
@@ -268,6 +272,12 @@ def validate(state: State, seat: int, move: Move) -> dict:
     if cost is not None:
         result["cost"] = cost
     return result
+
+
+def delivery_edges(state: State, moves: list[Move]) -> list[list[int]]:
+    """For each delivery listed now, the edges by which its cube leaves its source and each stop
+    it passes (move_goods.delivery_edges): the route as geometry, for a numbering of its steps."""
+    return move_goods.delivery_edges(state, rules_for(state["map"]), moves)
 
 
 def view(state: State) -> dict:

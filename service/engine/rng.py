@@ -7,9 +7,10 @@ identical on every platform, which byte-for-byte replay needs.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 _MASK = (1 << 64) - 1
 
@@ -20,7 +21,57 @@ _refusing: ContextVar[bool] = ContextVar("aos_rng_refusing", default=False)
 
 
 class RandomStep(Exception):
-    """The generator was asked to draw while draws are refused: the run reached a random step."""
+    """The generator was asked to draw while draws are refused: the run reached a random step.
+    `draw` is the draw refused, when a chooser (below) refused it."""
+
+    def __init__(self, draw: Draw | None = None) -> None:
+        super().__init__(draw)
+        self.draw = draw
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One random draw of the game as a chooser sees it: outcome i has the probability
+    weights[i] / sum(weights), and labels[i] names it (a die's face, a cube's colour...)."""
+
+    kind: str  # "die" | "cube" | "shuffle" | "pick"
+    weights: tuple[int, ...]
+    labels: tuple
+
+
+# Set by the simulation above the engine (service/sim): every draw of the game (choose, below)
+# asks it for the outcome instead of the seeded generator, so a caller plays a chance outcome
+# it picked or sampled itself and the game's own generator is never read.
+_chooser: ContextVar[Callable[[Draw], int] | None] = ContextVar("aos_rng_chooser", default=None)
+
+
+@contextmanager
+def choosing(chooser: Callable[[Draw], int]) -> Iterator[None]:
+    """Within this block every draw's outcome is chooser(draw), an index into draw.weights with
+    a weight above 0; the chooser may raise RandomStep(draw) to stop the run there."""
+    token = _chooser.set(chooser)
+    try:
+        yield
+    finally:
+        _chooser.reset(token)
+
+
+def choose(state: int, draw: Draw) -> tuple[int, int]:
+    """Returns (new state, the outcome's index): weighted by draw.weights. Every draw of the
+    game goes through here; without a chooser it is one `below` over the weights' sum, so the
+    draws (and replays) are those of a plain uniform pick counted through the weights."""
+    chooser = _chooser.get()
+    if chooser is not None:
+        i = chooser(draw)
+        if not (isinstance(i, int) and 0 <= i < len(draw.weights) and draw.weights[i] > 0):
+            raise ValueError(f"no outcome {i!r} of this {draw.kind} draw")
+        return state, i
+    state, pick = below(state, sum(draw.weights))
+    for i, w in enumerate(draw.weights):
+        if pick < w:
+            return state, i
+        pick -= w
+    raise AssertionError("a pick below the weights' sum falls in one of them")
 
 
 @contextmanager

@@ -19,30 +19,29 @@ def copy_state(state: State) -> State:
     return orjson.loads(orjson.dumps(state))
 
 
+DIE = rng.Draw("die", (1,) * 6, (1, 2, 3, 4, 5, 6))
+
+
 def roll_die(state: State) -> int:
-    state["rng"], value = rng.below(state["rng"], 6)
+    state["rng"], value = rng.choose(state["rng"], DIE)
     return value + 1
 
 
 def draw_cube(state: State) -> str | None:
     """Draws one cube at random from the bag; None when the bag is empty."""
     bag = state["bag"]
-    total = sum(bag.values())
-    if total == 0:
+    weights = tuple(bag[c] for c in COLOURS)
+    if not any(weights):
         return None
-    state["rng"], pick = rng.below(state["rng"], total)
-    for colour in COLOURS:
-        if pick < bag[colour]:
-            bag[colour] -= 1
-            return colour
-        pick -= bag[colour]
-    raise AssertionError("bag count mismatch")
+    state["rng"], i = rng.choose(state["rng"], rng.Draw("cube", weights, COLOURS))
+    bag[COLOURS[i]] -= 1
+    return COLOURS[i]
 
 
 def shuffle(state: State, items: list[int]) -> list[int]:
     items = list(items)
     for i in range(len(items) - 1, 0, -1):
-        state["rng"], j = rng.below(state["rng"], i + 1)
+        state["rng"], j = rng.choose(state["rng"], rng.Draw("shuffle", (1,) * (i + 1), tuple(range(i + 1))))
         items[i], items[j] = items[j], items[i]
     return items
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
-from service.engine.hexgrid import Hex, as_dict, key, parse_key
+from service.engine.hexgrid import Hex, around, as_dict, key, parse_key
 from service.engine.layout import Event, Move, State
 from service.engine.moves import expect_type, hex_field
 from service.engine.network import Route
@@ -285,3 +285,42 @@ def deliver(state: State, rules: Rules, seat: int, start: Hex, colour: str, link
                    "to": as_dict(destination), "links": [link.link_id for link in links],
                    "income": income})
 
+
+
+def delivery_edges(state: State, rules: Rules, moves: list[Move]) -> list[list[int]]:
+    """For each listed delivery, the edge by which the cube leaves each place it is at: its
+    source, then each stop it passes. With the source, these name the route whatever the link
+    ids (service/sim numbers a delivery's steps by them). A cube that starts between stops
+    (Holland's windmills) leaves its hex by the lowest edge of its first link that heads
+    toward the stop the move names."""
+    graph = LinkGraph(state, rules)
+    out = []
+    for move in moves:
+        at = hex_field(move, "from")
+        edges = []
+        for i, link_id in enumerate(move["links"]):
+            link = graph.by_id[link_id]
+            if i == 0 and "toward" in move:
+                there = hex_field(move, "toward")
+                edges.append(_edge_toward(link, at, there))
+            else:
+                end = next(e for e in link.ends if e.hex == at)
+                edges.append(end.edge)
+                there = link.stops[1] if link.ends[0] is end else link.stops[0]
+            at = there
+        out.append(edges)
+    return out
+
+
+def _edge_toward(link: Route, h: Hex, stop: Hex) -> int:
+    """The lowest edge by which a cube on hex h, on this link, leaves h heading for `stop`."""
+    pieces, ends = link.pieces, link.ends
+    forward = stop == ends[1].hex
+    found: list[int] = []
+    for i, p in enumerate(pieces):
+        if p[0] != h:
+            continue
+        j = i + 1 if forward else i - 1
+        beyond = pieces[j][0] if 0 <= j < len(pieces) else (ends[1] if forward else ends[0]).hex
+        found.extend(e for e in (p[1], p[2]) if e >= 0 and around(h)[e] == beyond)
+    return min(found)

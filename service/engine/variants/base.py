@@ -145,6 +145,11 @@ class Rules:
     def apply_extra_build_move(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
         raise AssertionError("the base game adds no build moves")
 
+    def every_extra_build_move(self) -> list[Move]:
+        """Every move extra_build_moves could ever list in a game on this map (the map's data
+        alone): what the fixed numbering of moves (move_space.py) gives an id each."""
+        return []
+
     # -- move goods ----------------------------------------------------------------------
 
     def move_order(self, state: State) -> list[int]:
@@ -215,6 +220,11 @@ class Rules:
 
     def production_moves(self, state: State, seat: int, moves: list[dict]) -> list[Move]:
         return moves
+
+    def production_extras(self) -> list[dict]:
+        """Every set of fields besides the placements that production_moves may add to a
+        produce move, {} for none (the map's data alone; move_space.py)."""
+        return [{}]
 
     def check_production_extra(self, state: State, seat: int, move: Move) -> None:
         if set(move) - {"type", "placements"}:

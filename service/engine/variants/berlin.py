@@ -150,6 +150,10 @@ class Berlin(Rules):
                  "edge": {"a": as_dict(self.discs[i][0]), "b": as_dict(self.discs[i][1])}}
                 for i in state["variant"]["wall"]]
 
+    def every_extra_build_move(self) -> list[Move]:
+        return [{"type": "remove_wall", "edge": {"a": as_dict(a), "b": as_dict(b)}}
+                for _, (a, b) in sorted(self.discs.items())]
+
     def apply_extra_build_move(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
         why = self._may_remove_wall(state, seat)
         if why is not None:

@@ -67,7 +67,7 @@ class Holland(Rules):
             if blocked is not None:
                 raise SetupError("BAD_OPTION", "blocked_action is for 3-player games only")
         elif blocked is None:
-            state["rng"], pick = rng.below(state["rng"], len(BLOCKABLE))
+            state["rng"], pick = rng.choose(state["rng"], rng.Draw("pick", (1,) * len(BLOCKABLE), BLOCKABLE))
             blocked = BLOCKABLE[pick]
         windmills = {}
         if state["options"].get("windmills"):

@@ -193,6 +193,9 @@ class Iraq(Rules):
             return moves
         return [{**m, "oil_field": as_dict(h)} for m in moves for h in self.oil_fields]
 
+    def production_extras(self) -> list[dict]:
+        return [{}, *({"oil_field": h} for h in self.oil_fields)]
+
     def check_production_extra(self, state: State, seat: int, move: Move) -> None:
         extra = set(move) - {"type", "placements", "oil_field"}
         if extra:
