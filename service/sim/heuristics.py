@@ -1,0 +1,111 @@
+"""Cheap judgements the search bot makes many times a second: what a position is worth to each
+seat (at a rollout's cut-off), and which few of a decision's legal moves are worth searching.
+
+Both read only what a player sees (the game view and the listed moves), never the generator."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from service.engine import rules_data as R
+from service.engine.layout import Move
+from service.sim.greedy import GreedyPolicy, build_plans, delivery_value, group
+
+PER_INCOME = R.SCORING["per_income"]
+PER_SHARE = R.SCORING["per_share"]
+PER_SEGMENT = R.SCORING["per_track_segment"]
+# How many points apart two seats' estimates are when the leader is about 3 times likelier to
+# finish ahead (the logistic's scale): a few deliveries' worth.
+SCALE = 6.0
+# Cash scores nothing at the end, but early on it is track and locomotives to come. A dollar is
+# worth this many points in the first round, falling to none in the last.
+CASH_POINTS = 0.25
+
+
+def estimate(view: dict) -> list[float]:
+    """Each seat's final points as the position promises them: the points it would score now
+    (income, shares, track in complete links), plus what its cash and its net income over the
+    rounds left should still buy. An eliminated seat gets -100."""
+    segments: dict[int, int] = {}
+    for link in view["board"]["links"]:
+        if link["owner"] is not None:
+            segments[link["owner"]] = segments.get(link["owner"], 0) + link["segments"]
+    last = view["last_round"]
+    left = max(0, last - view["round"])
+    cash_points = CASH_POINTS * left / max(1, last - 1)
+    out = []
+    for p in view["players"]:
+        if p["eliminated"]:
+            out.append(-100.0)
+            continue
+        now = PER_INCOME * p["income"] + PER_SHARE * p["shares"] + PER_SEGMENT * segments.get(p["seat"], 0)
+        flow = p["cash"] + left * (p["income"] - p["shares"] - p["locomotive"])
+        # A seat heading below zero cash will lose income or be eliminated.
+        out.append(now + cash_points * flow + (min(0, flow) * 0.5 if flow < 0 else 0.0))
+    return out
+
+
+def final_points(view: dict) -> list[float]:
+    """The scores of a finished game; an eliminated seat gets -100."""
+    points = {s["seat"]: s["points"] for s in view["scores"]}
+    return [-100.0 if points.get(seat) is None else float(points[seat])
+            for seat in range(len(view["players"]))]
+
+
+def rewards(points: Sequence[float]) -> list[float]:
+    """What the outcome is worth to each seat, in [0, 1]: close to 1 well ahead of the best of the
+    others, 0.5 level with them, close to 0 well behind (a smooth share of first place)."""
+    out = []
+    for seat, mine in enumerate(points):
+        best_other = max((p for s, p in enumerate(points) if s != seat), default=mine)
+        out.append(1.0 / (1.0 + math.exp(-(mine - best_other) / SCALE)))
+    return out
+
+
+def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolicy,
+               width: int = 5) -> list[Move]:
+    """The moves worth searching, most promising first, at most `width` of them (all of them when
+    there are that few). Greedy's own choice is always first, so the search can only do as well
+    as greedy or better at what it looks at."""
+    if len(moves) <= width:
+        first = greedy.choose_view(view, seat, moves)
+        return [first] + [m for m in moves if m is not first]
+    by_type = group(moves)
+    first = greedy.choose_view(view, seat, moves)
+    picked: list[Move] = [first]
+
+    def add(m: Move | None) -> None:
+        if m is not None and len(picked) < width and all(m is not p for p in picked):
+            picked.append(m)
+
+    me = view["players"][seat]
+    if "issue_shares" in by_type:
+        counts = sorted(by_type["issue_shares"], key=lambda m: abs(m["count"] - first["count"]))
+        for m in counts:
+            add(m)
+    elif "bid" in by_type or "drop_out" in by_type:
+        for kind in ("drop_out", "turn_order_pass"):
+            for m in by_type.get(kind, []):
+                add(m)
+        bids = sorted(by_type.get("bid", []), key=lambda m: m["amount"])
+        # The lowest bids, and one about a third of the cash: enough to go first when it matters.
+        for m in bids[:2]:
+            add(m)
+        add(min(bids, key=lambda m: abs(m["amount"] - me["cash"] // 3), default=None))
+    elif "deliver" in by_type or "upgrade_locomotive" in by_type or "pass" in by_type:
+        for m in sorted(by_type.get("deliver", []), key=lambda m: delivery_value(m, seat), reverse=True)[:3]:
+            add(m)
+        for kind in ("upgrade_locomotive", "pass"):
+            for m in by_type.get(kind, [])[:1]:
+                add(m)
+    elif "build" in by_type or "end_build" in by_type or "urbanize" in by_type:
+        expenses = me["shares"] + me["locomotive"]
+        for m in by_type.get("end_build", []):
+            add(m)
+        for _score, m in build_plans(view, seat, by_type, expenses):
+            add(m)
+    else:
+        for m in moves:
+            add(m)
+    return picked
