@@ -172,6 +172,9 @@ class ArchiveCopier(OutboxConsumer):
                 batch.finished.add(item.game_id)
         if item.meta is not None:
             batch.add_meta(item.game_id, item.meta, item.version, _change(item.id))
+        if item.idem is not None:
+            batch.add_idem(item.game_id, item.idem.key, item.idem.value, item.version,
+                           item.time_ms + item.idem.ttl * 1000)
         if item.created:
             if item.state is None or item.meta is None:
                 raise ValueError("a create without its state and meta")

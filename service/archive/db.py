@@ -58,11 +58,17 @@ class Batch:
     # game -> (meta, the game's version then, the outbox change that wrote it as (ms, seq))
     metas: dict[str, tuple[bytes, int, tuple[int, int]]] = field(default_factory=dict)
     states: dict[str, tuple[int, bytes]] = field(default_factory=dict)  # game -> (version, state)
+    # (game, idempotency key) -> (value, the game's version after the change, expiry in unix ms)
+    idem: dict[tuple[str, str], tuple[bytes, int, int]] = field(default_factory=dict)
     finished: set[str] = field(default_factory=set)  # games a move of this batch finished
     conflicts_within: int = 0  # one version given twice with different entries
 
     def games(self) -> set[str]:
-        return {*self.headers, *(g for g, _ in self.moves), *self.metas, *self.states}
+        return {*self.headers, *(g for g, _ in self.moves), *self.metas, *self.states,
+                *(g for g, _ in self.idem)}
+
+    def add_idem(self, game_id: str, key: str, value: bytes, version: int, expires_ms: int) -> None:
+        self.idem.setdefault((game_id, key), (value, version, expires_ms))
 
     def add_move(self, move: Move) -> None:
         key = (move.game_id, move.version)
@@ -109,6 +115,8 @@ class ArchivedGame:
     state_version: int
     beyond_gap: int
     finished: bool
+    # Unexpired idempotency records of changes up to `version`: (key, value, seconds left)
+    idem: list[tuple[str, bytes, int]] = field(default_factory=list)
 
 
 def _kind(exc: BaseException) -> str:
@@ -226,6 +234,19 @@ class Archive:
                           OR game_secrets.state_version < EXCLUDED.state_version""",
                     [(g, state, version) for g, (version, state) in sorted(batch.states.items())],
                 )
+            if batch.idem:
+                conn.cursor().executemany(
+                    """INSERT INTO game_idempotency (game_id, key, value, version, expires_at)
+                       VALUES (%s, %s, %s, %s, to_timestamp(%s::double precision / 1000))
+                       ON CONFLICT (game_id, key) DO NOTHING""",
+                    [(g, key, value, version, expires_ms)
+                     for (g, key), (value, version, expires_ms) in sorted(batch.idem.items())],
+                )
+                # Expired records go a bounded slice at a time, as new ones come.
+                conn.execute(
+                    """DELETE FROM game_idempotency WHERE ctid = ANY(ARRAY(
+                         SELECT ctid FROM game_idempotency WHERE expires_at < clock_timestamp()
+                         LIMIT 1000))""")
             finishing = sorted(batch.finished | set(batch.headers))
             if finishing:
                 conn.execute(
@@ -316,6 +337,13 @@ class Archive:
             rows = conn.execute(
                 "SELECT version, entry FROM moves WHERE game_id = %s ORDER BY version", [game_id]
             ).fetchall()
+            records = conn.execute(
+                """SELECT key, value, version,
+                          ceil(extract(epoch FROM expires_at - clock_timestamp()))::integer
+                   FROM game_idempotency WHERE game_id = %s AND expires_at > clock_timestamp()
+                   ORDER BY key""",
+                [game_id],
+            ).fetchall()
         entries: list[bytes] = []
         for version, entry in rows:
             if version != len(entries) + 1:
@@ -330,6 +358,8 @@ class Archive:
             state_version=secrets[2],
             beyond_gap=len(rows) - len(entries),
             finished=game[0],
+            idem=[(key, bytes(value), max(1, left)) for key, value, version, left in records
+                  if version <= len(entries)],
         )
 
     def set_aside(self, game_id: str, version: int) -> int:
@@ -347,6 +377,9 @@ class Archive:
             ).rowcount
             conn.execute("UPDATE games SET version = %s WHERE id = %s AND version > %s",
                          [version, game_id, version])
+            # The answers of changes set aside are not the game's any more.
+            conn.execute("DELETE FROM game_idempotency WHERE game_id = %s AND version > %s",
+                         [game_id, version])
             # A state from beyond the gap still tells the seed, but no version of the history
             # that goes on: -1 marks it so (and any later snapshot replaces it).
             conn.execute(

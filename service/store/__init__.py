@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 
 from .base import (
+    IDEM_ARCHIVE_MIN_TTL,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -28,6 +29,7 @@ __all__ = [
     "Delivery",
     "GameExists",
     "GameStore",
+    "IDEM_ARCHIVE_MIN_TTL",
     "IdemRecord",
     "MemoryStore",
     "OutboxItem",

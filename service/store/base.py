@@ -57,6 +57,12 @@ class IdemRecord:
     ttl: int
 
 
+# Idempotency records that live at least this long (seconds) go to the outbox with their change,
+# so the archive keeps them: a client's own key (a day). A request's own key, which only covers
+# the store's retries of one commit, does not.
+IDEM_ARCHIVE_MIN_TTL = 3600
+
+
 @dataclass(frozen=True, slots=True)
 class CreateRecord:
     """The record of a create made with an Idempotency-Key: kept under the key's digest in the
@@ -93,6 +99,9 @@ class OutboxItem:
     meta: bytes | None  # the game's metadata when the change wrote it (always on a create)
     state: bytes | None  # the game's state, on a create only
     created: bool
+    # The Idempotency-Key record the change was committed with, when it is one worth archiving
+    # (it outlives a request: IDEM_ARCHIVE_MIN_TTL), so a rebuilt game answers its retries.
+    idem: IdemRecord | None = None
 
     @property
     def time_ms(self) -> int:
@@ -146,9 +155,11 @@ class GameStore(ABC):
         log: Sequence[bytes] = (),
         record: CreateRecord | None = None,
         deadline: float | None = None,
+        idem: Sequence[IdemRecord] = (),
     ) -> bytes | None:
         """Store a new game whose version is the length of `log` (an imported game comes with
-        its moves), queue it in the outbox, set its clock `deadline` (unix time) if any. Returns
+        its moves), queue it in the outbox, set its clock `deadline` (unix time) if any, and
+        write the idempotency records `idem` (a game put back from the archive). Returns
         None when created, or, if `record.digest` is taken in the game's shard, the value stored
         with it (and writes nothing). Raises GameExists when the id is taken."""
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from .base import (
+    IDEM_ARCHIVE_MIN_TTL,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -175,6 +176,7 @@ class MemoryStore(GameStore):
         log: Sequence[bytes] = (),
         record: CreateRecord | None = None,
         deadline: float | None = None,
+        idem: Sequence[IdemRecord] = (),
     ) -> bytes | None:
         shard = shard_of(game_id)
         with self._lock:
@@ -188,6 +190,8 @@ class MemoryStore(GameStore):
             self._games[game_id] = _Game(len(log), state, meta, view, ttl, expires, list(log))
             if record is not None:
                 self._creates.set((str(shard), record.digest), record.value, record.ttl)
+            for kept in idem:
+                self._idem.set((game_id, kept.key), kept.value, kept.ttl)
             if deadline is not None:
                 self._clocks[game_id] = deadline
             self._queue(game_id, len(log), list(log), meta=meta, state=state, created=True)
@@ -260,7 +264,8 @@ class MemoryStore(GameStore):
             if idem is not None:
                 self._idem.set((game_id, idem.key), idem.value, idem.ttl)
             if entries or meta is not None:
-                self._queue(game_id, game.version, list(entries), meta=meta)
+                archived = idem if idem is not None and idem.ttl >= IDEM_ARCHIVE_MIN_TTL else None
+                self._queue(game_id, game.version, list(entries), meta=meta, idem=archived)
             if entries:
                 if deadline is None:
                     self._clocks.pop(game_id, None)
@@ -335,11 +340,11 @@ class MemoryStore(GameStore):
     # -- the outbox and the clocks ------------------------------------------------------------
 
     def _queue(self, game_id: str, version: int, entries: list[bytes], *, meta: bytes | None,
-               state: bytes | None = None, created: bool = False) -> None:
+               state: bytes | None = None, created: bool = False, idem: IdemRecord | None = None) -> None:
         outbox = self._outboxes[shard_of(game_id)]
         item_id = outbox.next_id(int(self._wall() * 1000))
         outbox.append(OutboxItem(id=item_id, shard=outbox.shard, game_id=game_id, version=version,
-                                 entries=entries, meta=meta, state=state, created=created))
+                                 entries=entries, meta=meta, state=state, created=created, idem=idem))
 
     def outbox_read(self, group: str, consumer: str, count: int = 100) -> list[OutboxItem]:
         taken: list[OutboxItem] = []

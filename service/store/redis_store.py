@@ -40,6 +40,7 @@ from redis.exceptions import (
 from redis.retry import Retry
 
 from .base import (
+    IDEM_ARCHIVE_MIN_TTL,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -87,16 +88,18 @@ CLOSED_SOCKET = (ValueError, OSError)
 
 # Lua scripts. Each touches the keys of one game and of its shard, all under one hash tag.
 
-# KEYS: state, log, outbox, clocks[, create record]
+# KEYS: state, log, outbox, clocks, create record or the state again (none), idempotency records...
 # ARGV: state, meta, view, ttl, game id, deadline or '', outbox maxlen, record value or '',
-#       record ttl or 0, log entries...
+#       record ttl or 0, idempotency record count m, m value and ttl pairs, log entries...
 _CREATE = """
-if KEYS[5] then
+local record = KEYS[5] ~= KEYS[1]
+if record then
   local prior = redis.call('GET', KEYS[5])
   if prior then return {'replayed', prior} end
 end
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'exists'} end
-local first = 10
+local kept = tonumber(ARGV[10])
+local first = 11 + 2 * kept
 local moves = #ARGV - first + 1
 redis.call('HSET', KEYS[1], 'version', moves, 'state', ARGV[1], 'meta', ARGV[2], 'view', ARGV[3],
            'ttl', ARGV[4])
@@ -106,7 +109,10 @@ for i = first, #ARGV, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 if moves > 0 then redis.call('EXPIRE', KEYS[2], ARGV[4]) end
-if KEYS[5] then redis.call('SET', KEYS[5], ARGV[8], 'EX', ARGV[9]) end
+if record then redis.call('SET', KEYS[5], ARGV[8], 'EX', ARGV[9]) end
+for i = 1, kept do
+  redis.call('SET', KEYS[5 + i], ARGV[9 + 2 * i], 'EX', ARGV[10 + 2 * i])
+end
 if ARGV[6] ~= '' then redis.call('ZADD', KEYS[4], ARGV[6], ARGV[5]) end
 redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[7], '*', 'g', ARGV[5], 'v', moves, 'c', '1',
            's', ARGV[1], 'm', ARGV[2], 'e', table.concat(ARGV, '\\n', first, #ARGV))
@@ -116,6 +122,7 @@ return {'created'}
 # The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
 # ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
 #       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, expected meta or '',
+#       idem key's name when the outbox carries the record (the archive keeps it) or '',
 #       log entries...
 _COMMIT = """
 local current = redis.call('HGET', KEYS[1], 'version')
@@ -128,7 +135,7 @@ if current ~= ARGV[1] then return {'conflict', current} end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
   return {'conflict', current}
 end
-local first = 13
+local first = 14
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
 redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
@@ -150,6 +157,9 @@ if n > 0 or ARGV[7] ~= '' then
   if ARGV[7] ~= '' then
     table.insert(fields, 'm')
     table.insert(fields, ARGV[7])
+  end
+  if ARGV[13] ~= '' then
+    for _, v in ipairs({'ik', ARGV[13], 'iv', ARGV[10], 'it', ARGV[11]}) do table.insert(fields, v) end
   end
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[9], '*', unpack(fields))
 end
@@ -470,14 +480,21 @@ class RedisStore(GameStore):
         log: Sequence[bytes] = (),
         record: CreateRecord | None = None,
         deadline: float | None = None,
+        idem: Sequence[IdemRecord] = (),
     ) -> bytes | None:
         keys = game_keys(game_id, self._prefix)
         shard = shard_keys(shard_of(game_id), self._prefix)
         script_keys = [keys.state, keys.log, shard.outbox, shard.clocks]
         if record is not None:
             script_keys.append(create_record_key(shard_of(game_id), record.digest, self._prefix))
+        else:
+            script_keys.append(keys.state)  # no create record
+        script_keys += [idem_key(game_id, kept.key, self._prefix) for kept in idem]
         args: list[object] = [state, meta, view, ttl, game_id, _deadline_arg(deadline), self._outbox_maxlen]
         args += [record.value, record.ttl] if record is not None else [b"", 0]
+        args.append(len(idem))
+        for kept in idem:
+            args += [kept.value, max(1, kept.ttl)]
         args += log
         reply = self._run("create", lambda c: self._create(keys=script_keys, args=args, client=c))
         if reply[0] == b"replayed":
@@ -549,6 +566,7 @@ class RedisStore(GameStore):
         ]
         args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
         args.append(expected_meta or b"")
+        args.append(idem.key if idem is not None and idem.ttl >= IDEM_ARCHIVE_MIN_TTL else b"")
         args += entries
         reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
@@ -832,6 +850,8 @@ def _outbox_item(shard: int, message_id: bytes | str, fields: dict) -> OutboxIte
         return fields.get(name.encode(), fields.get(name))
 
     entries = field("e")
+    idem_name = field("ik")
+    idem = None if idem_name is None else IdemRecord(_text(idem_name), field("iv"), int(field("it")))
     return OutboxItem(
         id=_text(message_id),
         shard=shard,
@@ -841,4 +861,5 @@ def _outbox_item(shard: int, message_id: bytes | str, fields: dict) -> OutboxIte
         meta=field("m"),
         state=field("s"),
         created=field("c") is not None,
+        idem=idem,
     )

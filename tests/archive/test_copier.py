@@ -4,6 +4,7 @@ archived."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import orjson
@@ -257,3 +258,29 @@ def test_the_worker_gets_the_copier_as_a_job_when_there_is_an_archive(database_u
     create(games, "rust_belt", 3, "job")
     assert job.run_once() == 1 and job.backlog() == 0
     job.archive.close()
+
+
+def test_idempotency_records_are_archived_with_their_change_and_dropped_beyond_a_gap(
+    store: GameStore, archive: Archive
+) -> None:
+    games = Games(store, Settings())
+    copier = copier_for(store, archive)
+    game_id = create(games, "rust_belt", 3, "idem")["game_id"]
+    moves = script("rust_belt", 3, "idem")
+    for n, (seat, move) in enumerate(moves[:3]):  # with the clients' keys
+        games.apply(game_id, seat, move, if_match=None, idempotency_key=f"key-{n}",
+                    stored=games.load(game_id))
+    play(games, game_id, moves, 3, 4)  # a request's own key only: not archived
+    drain(copier)
+    game = archive.load(game_id)
+    assert game is not None and game.version == 4
+    keys = [key for key, _, _ in game.idem]
+    assert len(keys) == 3 and all(k.startswith("move:") and "request" not in k for k in keys)
+    assert {value for _, value, _ in game.idem} == {
+        store.idempotency_record(game_id, key) for key in keys}
+    day = Settings().idempotency_ttl
+    assert all(day - 120 < left <= day for _, _, left in game.idem)
+    # Versions set aside take their answers with them.
+    archive.set_aside(game_id, 2)
+    kept = sorted(key for key, _, _ in archive.load(game_id).idem)
+    assert kept == sorted("move:" + hashlib.sha256(f"key-{n}".encode()).hexdigest() for n in (0, 1))

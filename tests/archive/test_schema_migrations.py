@@ -16,7 +16,8 @@ from service.archive import __main__ as cli
 from service.archive.migrate import MigrationError, migrate, migrations, pending
 
 ROOT = Path(__file__).resolve().parents[2]
-TABLES = {"games", "moves", "game_secrets", "moves_set_aside", "tenant_keys", "schema_migrations"}
+TABLES = {"games", "moves", "game_secrets", "moves_set_aside", "tenant_keys", "game_idempotency",
+          "schema_migrations"}
 
 
 def tables(url: str) -> set[str]:
