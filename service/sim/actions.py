@@ -125,6 +125,9 @@ class ActionSpace:
                     add(("produce", placements, extras), f"produce {name}{extra_name}")
         self.num_distinct_actions = len(self._names)
 
+    def __deepcopy__(self, memo: dict) -> ActionSpace:
+        return self  # never changed once made
+
     def encode(self, move: Move) -> int:
         """The id of a move that is one action; KeyError for a move no id names."""
         return self._ids[move_key(move)]

@@ -89,6 +89,9 @@ class SimState:
         copy._listing = self._listing
         return copy
 
+    def __deepcopy__(self, memo: dict) -> SimState:
+        return self.clone()  # what it shares is never changed
+
     # -- who decides ---------------------------------------------------------------------
 
     def is_terminal(self) -> bool:
