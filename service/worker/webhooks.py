@@ -31,6 +31,7 @@ import orjson
 
 from service.store import Delivery, GameStore, OutboxItem
 from service.webhooks import addresses, events, sender, signing
+from service.webhooks.sealing import Sealer, SealError
 
 from . import metrics
 from .config import WorkerSettings
@@ -86,8 +87,9 @@ class WebhookDeliveries:
 
     def __init__(self, store: GameStore, settings: WorkerSettings, *, private_ok: bool,
                  resolver: addresses.Resolver = addresses.system_resolver,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time, sealer: Sealer | None = None) -> None:
         self.store = store
+        self.sealer = Sealer.from_env() if sealer is None else sealer
         self.settings = settings
         self.private_ok = private_ok
         self.resolver = resolver
@@ -158,10 +160,13 @@ class WebhookDeliveries:
         try:
             target = addresses.parse(hook["url"])
             address = addresses.resolve(target, private_ok=self.private_ok, resolver=self.resolver)[0]
+            secret = self.sealer.open(hook["secret"])
         except addresses.Refused as exc:
             outcome = sender.Outcome(None, time.monotonic() - started, f"refused: {exc}")
+        except SealError as exc:  # the operator's key is missing or wrong: retried, logged
+            outcome = sender.Outcome(None, time.monotonic() - started, str(exc))
         else:
-            headers = signing.signed_headers(hook["secret"], delivery.id, int(self.now()), body)
+            headers = signing.signed_headers(secret, delivery.id, int(self.now()), body)
             outcome = sender.post(target, address, body, headers,
                                   timeout=self.settings.webhook_timeout_seconds,
                                   max_response_bytes=self.settings.webhook_max_response_bytes,
