@@ -45,6 +45,9 @@ GameId = str
 MapId = Literal["rust_belt", "madagascar", "holland", "iraq", "berlin"]
 # A map id as a path parameter: any map id the service knows (`GET /v1/maps`).
 MapIdPath = str
+# Read-only: the move in words (`legal-moves` lists every move with it), e.g. "Ann builds a curve
+# northwest of Pittsburgh for $3". Accepted on input and ignored.
+MoveText = str
 # A new-city tile (urbanization), by its letter.
 NewCityLetter = Literal["A", "B", "C", "D", "E", "F", "G", "H"]
 # A seat of a game, 0 to players - 1, in the order of the players at creation.
@@ -73,6 +76,11 @@ PlayerName = str
 SeatAmounts = dict[str, int]
 # A SHA-256 digest in lowercase hex.
 Sha256Hex = str
+# One short English sentence saying what happened, for people (the service puts it on every event
+# and history entry it sends): seats by their players' names, hexes as players name them (a city's
+# or town's name, or the hex's `place` in `GET /v1/maps/{map}`, e.g. "northwest of Pittsburgh"),
+# never as coordinates. For reading only: its wording may change; programs read the other fields.
+Text = str
 # A game's version: 0 at creation, one more for each applied move; its `ETag` is the version quoted.
 Version = int
 # What a registration is told of: `turn`, `move` or `finished`.
@@ -94,6 +102,7 @@ class ActionSelectedEvent(Event):
     """A seat took a special action."""
 
     type: Literal["action_selected"] = "action_selected"
+    text: Text | None = None
     seat: Seat
     action: ActionId
     extra: dict[str, Any] = field(default_factory=dict)
@@ -104,6 +113,7 @@ class ActionsLockedEvent(Event):
     """A map locked actions for the round (e.g. Madagascar's dice)."""
 
     type: Literal["actions_locked"] = "actions_locked"
+    text: Text | None = None
     actions: list[ActionId]
     dice: list[int] | None = None
     double_disc: str | None = None
@@ -144,6 +154,7 @@ class BidEvent(Event):
     """A seat bid in the auction."""
 
     type: Literal["bid"] = "bid"
+    text: Text | None = None
     seat: Seat
     amount: int
     extra: dict[str, Any] = field(default_factory=dict)
@@ -168,7 +179,7 @@ class RecordedMove(OneOf):
 
 class Move(OneOf):
     """One move. `seat`, on any move, must agree with the token. Read-only extras listed by `legal-
-    moves` (`cost`, `income`) are accepted and ignored.
+    moves` (`cost`, `income`, `text`) are accepted and ignored.
     """
 
     DISCRIMINATOR = "type"
@@ -180,6 +191,7 @@ class BidMove(Move):
     """Bid for turn order: more than the high bid, at most the bidder's cash."""
 
     type: Literal["bid"] = "bid"
+    text: MoveText | None = None
     seat: Seat | None = None
     amount: int
     extra: dict[str, Any] = field(default_factory=dict)
@@ -236,6 +248,7 @@ class BuildEndedEvent(Event):
     """A seat ended its build turn."""
 
     type: Literal["build_ended"] = "build_ended"
+    text: Text | None = None
     seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -247,6 +260,7 @@ class BuildMove(Move):
     """
 
     type: Literal["build"] = "build"
+    text: MoveText | None = None
     seat: Seat | None = None
     hex: Hex
     tracks: list[EdgePair] | None = None
@@ -273,6 +287,7 @@ class CityUrbanizedEvent(Event):
     """A new city was placed on a town."""
 
     type: Literal["city_urbanized"] = "city_urbanized"
+    text: Text | None = None
     seat: Seat
     hex: Hex
     new_city: NewCityLetter
@@ -389,6 +404,7 @@ class CubeReplacedEvent(Event):
     """Berlin (at setup): a cube was swapped for one of another colour."""
 
     type: Literal["cube_replaced"] = "cube_replaced"
+    text: Text | None = None
     hex: Hex
     removed: Colour
     placed: Colour
@@ -400,6 +416,7 @@ class DeliverMove(Move):
     """Deliver a goods cube from a city over complete links, in travel order, to a city of its colour."""
 
     type: Literal["deliver"] = "deliver"
+    text: MoveText | None = None
     seat: Seat | None = None
     from_: Hex = field(metadata=json_name("from"))
     color: Colour
@@ -418,6 +435,7 @@ class DiceRolledEvent(Event):
     """Goods growth: dice rolled for the light or dark side of the display."""
 
     type: Literal["dice_rolled"] = "dice_rolled"
+    text: Text | None = None
     side: str
     dice: list[int]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -428,6 +446,7 @@ class DropOutMove(Move):
     """Leave the auction; the drop-out order sets the turn order (and what each pays)."""
 
     type: Literal["drop_out"] = "drop_out"
+    text: MoveText | None = None
     seat: Seat | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -445,6 +464,7 @@ class DroppedOutEvent(Event):
     """A seat left the auction, taking that place in the new turn order."""
 
     type: Literal["dropped_out"] = "dropped_out"
+    text: Text | None = None
     seat: Seat
     # its place in the new turn order, 1 first
     place: int
@@ -456,6 +476,7 @@ class EndBuildMove(Move):
     """End the build turn (with tiles still to lay, if wanted)."""
 
     type: Literal["end_build"] = "end_build"
+    text: MoveText | None = None
     seat: Seat | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -473,6 +494,7 @@ class ExpensesPaidEvent(Event):
     """Every seat paid $1 per share and locomotive level; what cash did not cover came off income."""
 
     type: Literal["expenses_paid"] = "expenses_paid"
+    text: Text | None = None
     expenses: list[ExpensesPaidEventExpense]
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -495,6 +517,8 @@ class HistoryEntry(Model):
     """
 
     index: int
+    # The entry in words: who did what, naming places as players do.
+    text: Text
     seat: Seat
     move: HistoryMove
     events: list[Event]
@@ -521,6 +545,7 @@ class GameFinishedEvent(Event):
     """The last round was scored."""
 
     type: Literal["game_finished"] = "game_finished"
+    text: Text | None = None
     scores: list[Score]
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -547,6 +572,7 @@ class GoodDeliveredEvent(Event):
     """A cube was delivered: from, to, over which links, and the income each seat got."""
 
     type: Literal["good_delivered"] = "good_delivered"
+    text: Text | None = None
     seat: Seat
     from_: Hex = field(metadata=json_name("from"))
     to: Hex
@@ -561,6 +587,7 @@ class GoodsGrownEvent(Event):
     """Goods growth: cubes moved from display columns to their cities."""
 
     type: Literal["goods_grown"] = "goods_grown"
+    text: Text | None = None
     side: str
     moved: list[GoodsGrownEventMovedItem]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -628,6 +655,7 @@ class IncomeCollectedEvent(Event):
     """Every seat collected its income."""
 
     type: Literal["income_collected"] = "income_collected"
+    text: Text | None = None
     income: SeatAmounts
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -637,6 +665,7 @@ class IncomeReducedEvent(Event):
     """Income reduction by income bracket."""
 
     type: Literal["income_reduced"] = "income_reduced"
+    text: Text | None = None
     reductions: list[IncomeReducedEventReduction]
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -656,6 +685,7 @@ class IssueSharesMove(Move):
     """Issue shares for $5 each (Issue Shares phase); `count: 0` issues none."""
 
     type: Literal["issue_shares"] = "issue_shares"
+    text: MoveText | None = None
     seat: Seat | None = None
     # 0 issues none.
     count: int
@@ -674,7 +704,7 @@ class IssueSharesOrder(Order):
 @dataclass(kw_only=True)
 class LegalMoves(Model):
     """Every legal move of one seat at one version, in the form `POST …/moves` takes (with read-only
-    extras: a build's `cost`, a delivery's `income`).
+    extras: a build's `cost`, a delivery's `income`, every move's `text`).
     """
 
     version: Version
@@ -704,6 +734,7 @@ class LocomotiveUpgradedEvent(Event):
     """A seat's locomotive went up a level."""
 
     type: Literal["locomotive_upgraded"] = "locomotive_upgraded"
+    text: Text | None = None
     seat: Seat
     # the new level
     locomotive: int
@@ -785,6 +816,10 @@ class MapDetailHex(Model):
     y: float
     town: str | None = None
     city: str | None = None
+    # What players call the hex: the city's or town's name, or where it lies from the nearest one
+    # ("northwest of Pittsburgh", "2 hexes east of Chicago"). Stable, and different for every hex of
+    # the map. Move and event `text` names hexes this way; `board.svg?coords=1` draws it.
+    place: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -857,6 +892,7 @@ class MoveUndoneEvent(Event):
     """A seat took back its own last move: the version and the move taken back."""
 
     type: Literal["move_undone"] = "move_undone"
+    text: Text | None = None
     seat: Seat
     version: Version
     move: RecordedMove
@@ -902,6 +938,7 @@ class OilDrawnEvent(Event):
     """Iraq: the Production holder drew a black cube for an oil field."""
 
     type: Literal["oil_drawn"] = "oil_drawn"
+    text: Text | None = None
     seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -911,6 +948,7 @@ class OilDrumKeptEvent(Event):
     """Iraq: a seat kept an oil drum at a flag."""
 
     type: Literal["oil_drum_kept"] = "oil_drum_kept"
+    text: Text | None = None
     seat: Seat
     flag: str
     drums: int
@@ -922,6 +960,7 @@ class OilDrumsCountedEvent(Event):
     """Iraq: oil drums paid their income."""
 
     type: Literal["oil_drums_counted"] = "oil_drums_counted"
+    text: Text | None = None
     income: SeatAmounts
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -931,6 +970,7 @@ class OilFieldFilledEvent(Event):
     """Iraq (at setup): an oil field got its black cubes."""
 
     type: Literal["oil_field_filled"] = "oil_field_filled"
+    text: Text | None = None
     hex: Hex
     roll: int | None = None
     cubes: int
@@ -942,6 +982,7 @@ class OilPlacedEvent(Event):
     """Iraq: a black cube was placed on an oil field."""
 
     type: Literal["oil_placed"] = "oil_placed"
+    text: Text | None = None
     seat: Seat
     hex: Hex
     extra: dict[str, Any] = field(default_factory=dict)
@@ -974,6 +1015,7 @@ class PassMove(Move):
     """Move no good this move-goods round."""
 
     type: Literal["pass"] = "pass"
+    text: MoveText | None = None
     seat: Seat | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -991,6 +1033,7 @@ class PassedEvent(Event):
     """A seat moved no good this move-goods round."""
 
     type: Literal["passed"] = "passed"
+    text: Text | None = None
     seat: Seat
     # the move-goods round, 1 or 2
     round: int
@@ -1004,6 +1047,7 @@ class PlayerEliminatedEvent(Event):
     """
 
     type: Literal["player_eliminated"] = "player_eliminated"
+    text: Text | None = None
     seat: Seat
     income: int
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1016,6 +1060,7 @@ class PlayerResignedEvent(Event):
     """
 
     type: Literal["player_resigned"] = "player_resigned"
+    text: Text | None = None
     seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1099,6 +1144,7 @@ class ProduceMove(Move):
     """
 
     type: Literal["produce"] = "produce"
+    text: MoveText | None = None
     seat: Seat | None = None
     placements: list[ProduceMovePlacement]
     # Iraq only.
@@ -1120,6 +1166,7 @@ class ProductionDrawnEvent(Event):
     """The Production holder drew cubes to place."""
 
     type: Literal["production_drawn"] = "production_drawn"
+    text: Text | None = None
     seat: Seat
     drawn: list[Colour]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1130,6 +1177,7 @@ class ProductionEvent(Event):
     """The Production holder placed cubes on the goods display."""
 
     type: Literal["production"] = "production"
+    text: Text | None = None
     seat: Seat
     placements: list[ProductionEventPlacement]
     returned: list[Colour]
@@ -1241,6 +1289,7 @@ class RemoveWallMove(Move):
     """Berlin: the Engineer holder removes a wall disc (costs a tile of the build turn)."""
 
     type: Literal["remove_wall"] = "remove_wall"
+    text: MoveText | None = None
     seat: Seat | None = None
     # The edge between hex `a` (West) and hex `b` (East) where the disc stands.
     edge: RemoveWallMoveEdge
@@ -1271,6 +1320,7 @@ class RoundStartedEvent(Event):
     """A new round began."""
 
     type: Literal["round_started"] = "round_started"
+    text: Text | None = None
     round: int
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1334,6 +1384,7 @@ class SelectActionMove(Move):
     """Take one of the available special actions (Select Actions phase)."""
 
     type: Literal["select_action"] = "select_action"
+    text: MoveText | None = None
     seat: Seat | None = None
     action: ActionId
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1354,6 +1405,7 @@ class SharesIssuedEvent(Event):
     """A seat issued shares."""
 
     type: Literal["shares_issued"] = "shares_issued"
+    text: Text | None = None
     seat: Seat
     # shares issued
     count: int
@@ -1386,6 +1438,7 @@ class TakebackAcceptedEvent(Event):
     """A seat accepted the pending takeback; `waiting`: the seats still to answer."""
 
     type: Literal["takeback_accepted"] = "takeback_accepted"
+    text: Text | None = None
     seat: Seat
     waiting: list[Seat]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1405,6 +1458,7 @@ class TakebackCancelledEvent(Event):
     """The proposer withdrew its takeback proposal."""
 
     type: Literal["takeback_cancelled"] = "takeback_cancelled"
+    text: Text | None = None
     seat: Seat
     to_version: Version
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1424,6 +1478,7 @@ class TakebackDeclinedEvent(Event):
     """A seat asked declined the pending takeback, which ends it."""
 
     type: Literal["takeback_declined"] = "takeback_declined"
+    text: Text | None = None
     seat: Seat
     to_version: Version
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1452,6 +1507,7 @@ class TakebackProposedEvent(Event):
     """A seat proposed going back to `to_version`: the seats asked, the versions it would take back."""
 
     type: Literal["takeback_proposed"] = "takeback_proposed"
+    text: Text | None = None
     seat: Seat
     to_version: Version
     asked: list[Seat]
@@ -1484,6 +1540,7 @@ class TakenBackEvent(Event):
     """The game went back to the state of `to_version`; `versions` were taken back."""
 
     type: Literal["taken_back"] = "taken_back"
+    text: Text | None = None
     to_version: Version
     proposed_by: Seat
     versions: list[Version]
@@ -1495,6 +1552,7 @@ class TrackBuiltEvent(Event):
     """A seat built, upgraded or redirected track on a hex."""
 
     type: Literal["track_built"] = "track_built"
+    text: Text | None = None
     seat: Seat
     hex: Hex
     # what the seat paid
@@ -1513,6 +1571,7 @@ class TrackClaimedEvent(Event):
     """Unowned track became a seat's (it extended it)."""
 
     type: Literal["track_claimed"] = "track_claimed"
+    text: Text | None = None
     seat: Seat
     hexes: list[Hex]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1523,6 +1582,7 @@ class TrackUnownedEvent(Event):
     """A seat's unfinished track lost its owner at the end of its build turn."""
 
     type: Literal["track_unowned"] = "track_unowned"
+    text: Text | None = None
     seat: Seat
     hexes: list[Hex]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1533,6 +1593,7 @@ class TurnOrderPassEvent(Event):
     """The Turn Order holder passed in the auction."""
 
     type: Literal["turn_order_pass"] = "turn_order_pass"
+    text: Text | None = None
     seat: Seat
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1542,6 +1603,7 @@ class TurnOrderPassMove(Move):
     """The Turn Order action's one pass in an auction, instead of bidding."""
 
     type: Literal["turn_order_pass"] = "turn_order_pass"
+    text: MoveText | None = None
     seat: Seat | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1551,6 +1613,7 @@ class TurnOrderSetEvent(Event):
     """The auction ended: the new turn order and what each seat paid."""
 
     type: Literal["turn_order_set"] = "turn_order_set"
+    text: Text | None = None
     order: list[Seat]
     payments: list[TurnOrderSetEventPayment]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1580,6 +1643,7 @@ class UpgradeLocomotiveMove(Move):
     """Upgrade the locomotive one level instead of moving a good (once per move-goods phase)."""
 
     type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
+    text: MoveText | None = None
     seat: Seat | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -1597,6 +1661,7 @@ class UrbanizeMove(Move):
     """The Urbanization action: put a new city on a town hex, before the first tile of the build turn."""
 
     type: Literal["urbanize"] = "urbanize"
+    text: MoveText | None = None
     seat: Seat | None = None
     hex: Hex
     new_city: NewCityLetter
@@ -1631,6 +1696,7 @@ class WallFallenEvent(Event):
     """Berlin: the Wall fell; its remaining discs are gone."""
 
     type: Literal["wall_fallen"] = "wall_fallen"
+    text: Text | None = None
     round: int
     discs: list[int]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -1641,6 +1707,7 @@ class WallRemovedEvent(Event):
     """Berlin: a wall disc was removed."""
 
     type: Literal["wall_removed"] = "wall_removed"
+    text: Text | None = None
     seat: Seat
     disc: int
     # The edge between hex `a` (West) and hex `b` (East).

@@ -37,9 +37,9 @@ def _step(game_id: str, stored: Stored, at_ms: int, seat: int, move: dict, event
     state = orjson.loads(stored.state) if state is None else state
     version = stored.version + 1
     view = view_bytes(state, game_id, version, stored.meta, at_ms, pending)
-    events_json = orjson.dumps(events)
-    return Change([log_entry(stored.version, seat, move, events, at_ms=at_ms)], state, view, None,
-                  moved_body(version, events_json, view), replay_record(version, version))
+    entry = log_entry(stored.version, seat, move, events, at_ms=at_ms, state=state)
+    return Change([entry], state, view, None, moved_body(version, orjson.dumps(events), view),
+                  replay_record(version, version))
 
 
 def undo(games: Games, game_id: str, seat: int, *, if_match: str | None,

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from service.engine import game
+from service.engine import game, words
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, Move, State
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
@@ -166,7 +166,7 @@ class Games:
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
             raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {seat}")
-        moves = game.legal_moves(state, seat)
+        moves = words.with_texts(state, seat, game.legal_moves(state, seat))
         body = orjson.dumps(
             {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves})
         if again:
@@ -308,7 +308,7 @@ class Games:
                 state, events = timeline.apply_entry(state, entry["seat"], entry["move"])
             except IllegalMove as exc:
                 raise illegal(exc, index=index) from None
-            log.append(log_entry(index, entry["seat"], entry["move"], events, at_ms=at_ms))
+            log.append(log_entry(index, entry["seat"], entry["move"], events, at_ms=at_ms, state=state))
         return state, log
 
     def _seats(
@@ -370,7 +370,7 @@ class Games:
             except IllegalMove as exc:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None
-            entries = [log_entry(stored.version, seat, move, events, by, at_ms=at_ms)]
+            entries = [log_entry(stored.version, seat, move, events, by, at_ms=at_ms, state=state)]
             state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version, at_ms)
             version = stored.version + len(entries)
             view = view_bytes(state, game_id, version, meta or stored.meta, at_ms)
@@ -394,7 +394,8 @@ class Games:
         state, fired, book, changed = orders.carry_out(state, book, first_seat=first_seat)
         index = version + len(entries)
         for n, made in enumerate(fired):
-            entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders", at_ms=at_ms))
+            entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders",
+                                     at_ms=at_ms, state=state))
         return state, (orjson.dumps(orders.with_book(decoded, book)) if changed else None)
 
     def change(
@@ -495,7 +496,9 @@ class Games:
                                          entries[1:]))
 
     def validate(self, state: State, seat: int, move: Move) -> dict:
-        return game.validate(state, seat, move)
+        verdict = game.validate(state, seat, move)
+        words.Teller.of(state).events(verdict.get("effects", []))
+        return verdict
 
     def ttl_of(self, stored: Stored) -> int:
         """How long the game is kept after a change that leaves its state as stored."""
@@ -528,12 +531,16 @@ def parse_replay_record(record: bytes) -> tuple[int, int]:
 
 
 def log_entry(index: int, seat: int, move: Move, events: list[Event], by: str | None = None,
-              at_ms: int | None = None) -> bytes:
+              at_ms: int | None = None, *, state: State) -> bytes:
     """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
-    commit time, which the clock's deadline counts from; now by default)."""
+    commit time, which the clock's deadline counts from; now by default), in words: the entry's
+    `text` and each event's (given to `events` in place, so the answer that shows them has them
+    too). `state`: the game's state, any version (its players' names and map are the words')."""
     at = clocks.rfc3339(clocks.now_ms() if at_ms is None else at_ms)
+    teller = words.Teller.of(state)
+    teller.events(events)
     entry: dict = {"index": index, "seat": seat, "move": move, "events": events,
-                   "version": index + 1, "at": at}
+                   "version": index + 1, "at": at, "text": teller.entry(seat, move, events)}
     if by is not None:
         entry["by"] = by
     return orjson.dumps(entry)

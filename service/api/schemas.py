@@ -25,7 +25,7 @@ ACTIONS = game.action_ids()
 DISPLAY_COLUMN = r"^(light-[1-6]|dark-[1-6]|[A-H])$"
 SHA256_HEX = r"^[0-9a-f]{64}$"
 # Fields legal-moves adds for information; accepted on input and dropped before the engine.
-INFORMATIONAL = ("cost", "income")
+INFORMATIONAL = ("cost", "income", "text")
 
 
 def json_integer(value: Any) -> int | None:
@@ -112,6 +112,7 @@ def _move_schema(move_type: str, **extra: fields.Field) -> Schema:
     declared: dict[str, Any] = {
         "type": fields.String(required=True, validate=validate.Equal(move_type)),
         "seat": seat_field(),
+        "text": fields.String(validate=validate.Length(max=1000)),
         **extra,
     }
     return Strict.from_dict(declared, name=f"{move_type}_move")()

@@ -8,6 +8,7 @@ from service.engine import rules_data as R
 from service.engine.hexgrid import as_dict, key, parse_key
 from service.engine.layout import Move, State
 from service.engine.maps import MAP_IDS, load_map
+from service.engine.places import places
 from service.engine.state import active_players
 
 if TYPE_CHECKING:
@@ -137,6 +138,7 @@ def _options(rules: Rules | None) -> list[Move]:
 def map_info(map_id: str) -> dict:
     board = load_map(map_id)
     summary = next(m for m in maps() if m["id"] == map_id)
+    label = places(map_id).label
     hexes = []
     for h, terrain in sorted(board.terrain.items()):
         raw = board.raw_hexes[h]
@@ -149,6 +151,7 @@ def map_info(map_id: str) -> dict:
         for feature in ("side", "windmill", "oil_field", "flag_link", "label"):
             if feature in raw:
                 entry[feature] = raw[feature]
+        entry["place"] = label[h]
         hexes.append(entry)
     return {
         **summary,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import time
 from datetime import datetime
 
@@ -109,7 +110,12 @@ def test_apply_a_move(api) -> None:
     assert api.view(gid) == body["game"]
     history = api.client.get(f"/v1/games/{gid}/history").get_json()
     at = history[0].pop("at")
-    assert history == [{"index": 0, "seat": seat, "move": move, "events": body["events"], "version": 1}]
+    # The move as posted, without the listing's read-only words; the entry has its own.
+    text = move.pop("text")
+    assert text == f"{game['seats'][seat]['name']} issues no shares"
+    assert body["events"][0]["text"] == text
+    assert history == [{"index": 0, "seat": seat, "move": move, "events": body["events"], "version": 1,
+                        "text": text}]
     assert abs(datetime.fromisoformat(at).timestamp() - time.time()) < 60 and at.endswith("Z")
 
 
@@ -129,6 +135,7 @@ def test_validate_is_a_dry_run(api) -> None:
     assert verdict.status_code == 200
     assert verdict.get_json()["legal"] is True
     assert verdict.get_json()["effects"]
+    assert all(e["text"] for e in verdict.get_json()["effects"])
     other = (seat + 1) % 3
     wrong = api.client.post(
         f"/v1/games/{gid}/moves/validate",
@@ -217,7 +224,15 @@ def test_every_map_plays_within_the_contract(api, map_id: str) -> None:
     assert view["version"] > 0
     svg = api.client.get(f"/v1/games/{game['game_id']}/board.svg")
     assert svg.status_code == 200
-    assert api.client.get(f"/v1/maps/{map_id}").status_code == 200
+    hexes = api.client.get(f"/v1/maps/{map_id}").get_json()["hexes"]
+    assert len({h["place"] for h in hexes}) == len(hexes)
+    # Every entry and event in words, naming its seat's player, never a coordinate.
+    for entry in api.client.get(f"/v1/games/{game['game_id']}/history").get_json():
+        assert "abc"[entry["seat"]] in entry["text"].split()[0]
+        for e in entry["events"]:
+            assert e["text"] and "(" not in e["text"] and not re.search(r"\d+, *\d+\)", e["text"])
+    seat = view["active_seat"]
+    assert all(m["text"].startswith("abc"[seat]) for m in api.legal(game["game_id"], seat))
 
 
 def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:

@@ -1,0 +1,460 @@
+"""Moves and events in words: one short English sentence each, naming seats by their players'
+names and hexes as players do (places.py), never by coordinates.
+
+    "Ann builds a curve northwest of Pittsburgh for $3"
+    "Cat delivers red from Chicago to Detroit over 3 links: +2 income for Cat, +1 for Ann"
+
+Pure: a sentence depends on the move or event, the players' names and the map data, and, for a
+move not made yet (a listed move), on the state it would be made on (the track already on a
+hex, where each link leads). `with_texts` words a whole listing at once, working out what every
+move of it shares once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from service.engine.hexgrid import Hex, key
+from service.engine.layout import Event, Move, State
+from service.engine.maps import load_map
+from service.engine.places import Places, places
+from service.engine.tiles import track_shape
+from service.engine.variants import rules_for
+
+# What a player calls each tile (tiles.json ids) when it is built.
+TILE_NAMES = {
+    "straight": "a straight",
+    "gentle": "a curve",
+    "tight": "a tight curve",
+    "x": "an X crossing",
+    "bow_and_arrow": "a bow-and-arrow crossing",
+    "crossing_curves": "two crossing curves",
+    "straight_tight": "a straight and a tight curve",
+    "coexisting_curves": "two curves",
+    "curve_tight_1": "a curve and a tight curve",
+    "curve_tight_2": "a curve and a tight curve",
+}
+# A track piece by how far apart its two edges are (1: neighbouring edges).
+PIECE_NAMES = {1: "a tight curve", 2: "a curve", 3: "a straight"}
+
+
+def _hex(d: Mapping) -> Hex:
+    return (d["q"], d["r"])
+
+
+def and_list(items: Iterable[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def action_name(action: object) -> str:
+    """An action id as the rules name it: "first_build" -> "First Build"."""
+    return " ".join(w.capitalize() for w in str(action).split("_"))
+
+
+def column_name(column: object) -> str:
+    """A goods-display column as players say it: "light 2", "dark 5", "new city D"."""
+    side, _, number = str(column).partition("-")
+    return f"{side} {number}" if number else f"new city {column}"
+
+
+def money(amount: int) -> str:
+    return f"-${-amount}" if amount < 0 else f"${amount}"
+
+
+def signed(amount: int) -> str:
+    return f"+{amount}" if amount >= 0 else f"\u2212{-amount}"
+
+
+class Teller:
+    """The words of one game: its players' names and its map's places."""
+
+    def __init__(self, map_id: str, names: Sequence[str]) -> None:
+        self.map_id = map_id
+        self.names = list(names)
+        self.places: Places = places(map_id)
+
+    @classmethod
+    def of(cls, state: State) -> Teller:
+        return cls(state["map"], [p["name"] for p in state["players"]])
+
+    def who(self, seat: object) -> str:
+        if isinstance(seat, int) and 0 <= seat < len(self.names):
+            return self.names[seat]
+        return f"seat {seat}"
+
+    def seats(self, amounts: Mapping[str, int], mover: int | None = None) -> list[tuple[int, int]]:
+        """(seat, amount) of a {"seat": amount} object, the mover first, then by seat."""
+        pairs = sorted(((int(s), a) for s, a in amounts.items()), key=lambda p: (p[0] != mover, p[0]))
+        return pairs
+
+    def where(self, h: Mapping | Hex) -> str:
+        return self.places.where(h if isinstance(h, tuple) else _hex(h))
+
+    def place(self, h: Mapping | Hex) -> str:
+        return self.places.name(h if isinstance(h, tuple) else _hex(h))
+
+    def heading(self, edges: Iterable[int]) -> str:
+        return and_list(self.places.edge_direction[e] for e in sorted(edges))
+
+    # -- the pieces of sentences ----------------------------------------------------------
+
+    def delivery(self, seat: int, start: Mapping, colour: str, to: Mapping | Hex | None, links: int,
+                 income: Mapping[str, int]) -> str:
+        who = self.who(seat)
+        route = f"from {self.place(start)}" + (f" to {self.place(to)}" if to is not None else "")
+        over = f"over {links} link" + ("s" if links != 1 else "")
+        gains = [f"+{amount} income for {self.who(s)}" if i == 0 else f"+{amount} for {self.who(s)}"
+                 for i, (s, amount) in enumerate(self.seats(income, seat))]
+        earned = ", ".join(gains) if gains else "no income for anyone"
+        return f"{who} delivers {colour} {route} {over}: {earned}"
+
+    def build(self, seat: int, h: Mapping, tile: str | None, kind: str, cost: int | None,
+              tracks: Sequence[Sequence[int]] | None, town_exits: Sequence[int] | None,
+              added: Sequence | None = None) -> str:
+        """A build: `kind` new, upgrade or redirect; `added` the new pieces when known (track
+        pairs, or town exits), for an upgrade's words."""
+        who, where = self.who(seat), self.where(h)
+        price = f" for {money(cost)}" if cost is not None else ""
+        if town_exits is not None:
+            town = self.place(h)
+            if kind == "new":
+                return f"{who} builds track out of {town} heading {self.heading(town_exits)}{price}"
+            if kind == "upgrade" and added:
+                return f"{who} adds track out of {town} heading {self.heading(added)}{price}"
+            return f"{who} rebuilds the track out of {town} to head {self.heading(town_exits)}{price}"
+        shape = TILE_NAMES.get(tile or "")
+        if kind == "new":
+            return f"{who} builds {shape or 'track'} {where}{price}"
+        if kind == "upgrade" and added:
+            pieces = and_list(PIECE_NAMES.get(min((b - a) % 6, (a - b) % 6), "track") for a, b in added)
+            made = f", making {shape}" + ("," if price else "") if shape else ""
+            return f"{who} adds {pieces} to the track {where}{made}{price}"
+        if kind == "redirect":
+            return f"{who} redirects the track {where} into {shape or 'new track'}{price}"
+        return f"{who} upgrades the track {where} to {shape or 'new track'}{price}"
+
+    def placements(self, placements: Sequence[Mapping]) -> str:
+        return and_list(f"{p.get('color')} on {column_name(p.get('column'))}" for p in placements)
+
+    # -- events ---------------------------------------------------------------------------
+
+    def event(self, e: Mapping) -> str:
+        """The sentence of one event, engine's or the service's own (undo and takeback)."""
+        teller = EVENTS.get(str(e.get("type")))
+        if teller is not None:
+            return teller(self, e)
+        who = f"{self.who(e['seat'])}: " if "seat" in e else ""
+        return who + str(e.get("type", "something happens")).replace("_", " ")
+
+    def events(self, events: Iterable[Event]) -> None:
+        """Gives every event its `text`, in place."""
+        for e in events:
+            if "text" not in e:
+                e["text"] = self.event(e)
+
+    # -- moves ----------------------------------------------------------------------------
+
+    def entry(self, seat: int, move: Mapping, events: Sequence[Mapping]) -> str:
+        """The sentence of a history entry: the move as made, told by its own event when it has
+        one (which knows the cost, the destination, what an upgrade added)."""
+        kind = move.get("type")
+        own = OWN_EVENT.get(str(kind))
+        for e in events:
+            if own is not None and e.get("type") == own and e.get("seat", seat) == seat:
+                return self.event(e)
+        return self.move(seat, move)
+
+    def move(self, seat: int, move: Mapping, state: State | None = None) -> str:
+        """The sentence of a move before it is made (a listed move): the state, when given,
+        says what is on the hex built on and where a delivery's links lead."""
+        kind = str(move.get("type"))
+        who = self.who(seat)
+        teller = MOVES.get(kind)
+        if teller is not None:
+            return teller(self, seat, move, state)
+        if kind == "build":
+            return self._build_move(seat, move, state)
+        if kind == "deliver":
+            return self.delivery(seat, move.get("from") or {}, str(move.get("color")),
+                                 _follow(_link_stops(state), move) if state is not None else None,
+                                 len(move.get("links") or []), move.get("income") or {})
+        return f"{who} {kind.replace('_', ' ')}s"
+
+    def _build_move(self, seat: int, move: Mapping, state: State | None) -> str:
+        h = move.get("hex") or {}
+        k = key(_hex(h)) if h else ""
+        if "town_exits" in move:
+            had = {e for e, _ in state["towns"].get(k, [])} if state is not None else set()
+            exits = move["town_exits"]
+            kind = "upgrade" if had else "new"
+            return self.build(seat, h, None, kind, move.get("cost"), None, exits,
+                              [e for e in exits if e not in had])
+        tracks = [tuple(sorted(t)) for t in move.get("tracks") or []]
+        had_tracks = {(a, b) for a, b, _ in state["track"].get(k, [])} if state is not None else set()
+        tile = _tile(tracks)
+        if not had_tracks:
+            return self.build(seat, h, tile, "new", move.get("cost"), tracks, None)
+        if had_tracks <= set(tracks):
+            return self.build(seat, h, tile, "upgrade", move.get("cost"), tracks, None,
+                              [t for t in tracks if t not in had_tracks])
+        return self.build(seat, h, tile, "redirect", move.get("cost"), tracks, None)
+
+
+def _tile(tracks: Sequence[tuple[int, ...]]) -> str | None:
+    shape = track_shape(frozenset((t[0], t[1]) for t in tracks))
+    return shape.tile if shape is not None else None
+
+
+def _link_stops(state: State) -> dict[str, tuple[Hex, Hex]]:
+    return {link.link_id: link.stops for link in rules_for(state["map"]).network(state).links()}
+
+
+def with_texts(state: State, seat: int, moves: list[Move]) -> list[Move]:
+    """The listing `moves` of `seat`, each with its `text` (new dicts; the listing is not
+    changed). What the moves share is worked out once: the network for the deliveries."""
+    if not moves:
+        return moves
+    teller = Teller.of(state)
+    stops: dict[str, tuple[Hex, Hex]] | None = None
+    out = []
+    for move in moves:
+        if move.get("type") == "deliver":
+            if stops is None:
+                stops = _link_stops(state)
+            text = teller.delivery(seat, move["from"], move["color"], _follow(stops, move),
+                                   len(move["links"]), move.get("income") or {})
+        else:
+            text = teller.move(seat, move, state)
+        out.append({**move, "text": text})
+    return out
+
+
+def _follow(stops: dict[str, tuple[Hex, Hex]], move: Mapping) -> Hex | None:
+    at: Hex | None = _hex(move["from"])
+    for i, link_id in enumerate(move["links"]):
+        ends = stops.get(link_id)
+        if ends is None or at is None:
+            return None
+        if i == 0 and isinstance(move.get("toward"), Mapping):
+            at = _hex(move["toward"])
+        else:
+            at = ends[1] if ends[0] == at else ends[0] if ends[1] == at else None
+    return at
+
+
+# -- the sentences, by type -----------------------------------------------------------------
+
+def _shares(t: Teller, seat: int, count: int, cash: int | None = None) -> str:
+    if not count:
+        return f"{t.who(seat)} issues no shares"
+    plural = "s" if count != 1 else ""
+    raised = f" for ${cash}" if cash is not None else ""
+    return f"{t.who(seat)} issues {count} share{plural}{raised}"
+
+
+def _income_list(t: Teller, amounts: Mapping[str, int]) -> str:
+    return and_list(f"{t.who(s)} {money(a)}" for s, a in t.seats(amounts))
+
+
+def _finished(t: Teller, e: Mapping) -> str:
+    scores = sorted(e.get("scores") or [], key=lambda s: (s.get("rank") or 99, s.get("seat")))
+    if not scores:
+        return "The game is over"
+    def points(s: Mapping) -> str:
+        return "out" if s.get("points") is None else f"{s['points']} points"
+    winners = [s for s in scores if s.get("rank") == 1 and s.get("points") is not None]
+    rest = ", ".join(f"{t.who(s['seat'])} {points(s)}" for s in scores if s not in winners)
+    if not winners:
+        return f"The game is over with no winner: {rest}"
+    if len(winners) == 1:
+        head = f"The game is over: {t.who(winners[0]['seat'])} wins with {points(winners[0])}"
+    else:
+        head = (f"The game is over: {and_list(t.who(s['seat']) for s in winners)} share the win "
+                f"with {points(winners[0])}")
+    return f"{head}; {rest}" if rest else head
+
+
+def _expenses(t: Teller, e: Mapping) -> str:
+    parts = []
+    for x in e.get("expenses") or []:
+        part = f"{t.who(x['seat'])} ${x['paid']}"
+        if x.get("shortfall"):
+            part += f", ${x['shortfall']} short and taken from income"
+        parts.append(part)
+    return "Expenses paid: " + ("; ".join(parts) if parts else "none")
+
+
+def _reduced(t: Teller, e: Mapping) -> str:
+    cut = [f"{t.who(x['seat'])} {signed(-x['reduction'])} to {x['income']}"
+           for x in e.get("reductions") or [] if x.get("reduction")]
+    return "Income reduced: " + and_list(cut) if cut else "No income is reduced"
+
+
+def _turn_order(t: Teller, e: Mapping) -> str:
+    order = ", ".join(t.who(s) for s in e.get("order") or [])
+    paid = [f"{t.who(p['seat'])} pays ${p['paid']}" for p in e.get("payments") or [] if p.get("paid")]
+    return f"Turn order: {order}" + (f"; {and_list(paid)}" if paid else "")
+
+
+def _grown(t: Teller, e: Mapping) -> str:
+    moved = [f"{m['color']} to {t.place(m['city'])}" for m in e.get("moved") or []
+             if isinstance(m.get("city"), Mapping)]
+    side = e.get("side", "")
+    return f"Goods grow on the {side} side: {and_list(moved)}" if moved else \
+        f"No goods grow on the {side} side"
+
+
+def _locked(t: Teller, e: Mapping) -> str:
+    actions = and_list(action_name(a) for a in e.get("actions") or [])
+    dice = e.get("dice")
+    rolled = f" on dice {', '.join(str(d) for d in dice)}" if dice else ""
+    return f"Locked this round{rolled}: {actions}" if actions else f"No action is locked this round{rolled}"
+
+
+def _taken_back(t: Teller, e: Mapping) -> str:
+    versions = e.get("versions") or []
+    what = f"{len(versions)} version" + ("s" if len(versions) != 1 else "")
+    return f"The game goes back to version {e.get('to_version')}, taking back {what}"
+
+
+EVENTS: dict[str, Callable[[Teller, Mapping], str]] = {
+    "shares_issued": lambda t, e: _shares(t, e["seat"], e.get("count", 0), e.get("cash")),
+    "bid": lambda t, e: f"{t.who(e['seat'])} bids ${e['amount']} for turn order",
+    "dropped_out": lambda t, e: f"{t.who(e['seat'])} drops out of the auction and will be "
+                                f"{_ordinal(e.get('place'))} in turn order",
+    "turn_order_pass": lambda t, e: f"{t.who(e['seat'])} passes with the Turn Order action",
+    "turn_order_set": _turn_order,
+    "action_selected": lambda t, e: f"{t.who(e['seat'])} takes {action_name(e['action'])}",
+    "actions_locked": _locked,
+    "locomotive_upgraded": lambda t, e: f"{t.who(e['seat'])} upgrades the locomotive to "
+                                        f"{e['locomotive']}",
+    "track_built": lambda t, e: t.build(e["seat"], e["hex"], e.get("tile"), e.get("kind", "new"),
+                                        e.get("cost"), e.get("tracks"), e.get("town_exits")),
+    "track_claimed": lambda t, e: f"{t.who(e['seat'])} takes over the unowned track from "
+                                  f"{t.place(e['hexes'][0])} to {t.place(e['hexes'][-1])}"
+    if e.get("hexes") else f"{t.who(e['seat'])} takes over unowned track",
+    "track_unowned": lambda t, e: f"{t.who(e['seat'])}'s track through "
+                                  f"{and_list(t.place(h) for h in (e.get('hexes') or [])[:3])}"
+                                  " is left unowned",
+    "build_ended": lambda t, e: f"{t.who(e['seat'])} ends the build",
+    "city_urbanized": lambda t, e: f"{t.who(e['seat'])} urbanizes {t.place(e['hex'])} into "
+                                   f"{e.get('color')} new city {e['new_city']}",
+    "good_delivered": lambda t, e: t.delivery(e["seat"], e["from"], e["color"], e.get("to"),
+                                              len(e.get("links") or []), e.get("income") or {}),
+    "passed": lambda t, e: f"{t.who(e['seat'])} moves no goods this round",
+    "income_collected": lambda t, e: "Income paid: " + (_income_list(t, e.get("income") or {})
+                                                        or "none"),
+    "expenses_paid": _expenses,
+    "income_reduced": _reduced,
+    "player_eliminated": lambda t, e: f"{t.who(e['seat'])} is out of the game with income "
+                                      f"{e.get('income')}",
+    "player_resigned": lambda t, e: f"{t.who(e['seat'])} resigns",
+    "production_drawn": lambda t, e: f"{t.who(e['seat'])} draws {and_list(e.get('drawn') or []) or 'nothing'}"
+                                     " for Production",
+    "production": lambda t, e: f"{t.who(e['seat'])} places {t.placements(e['placements'])}"
+    if e.get("placements") else f"{t.who(e['seat'])} places no goods",
+    "dice_rolled": lambda t, e: f"Growth dice for the {e.get('side')} cities roll "
+                                f"{', '.join(str(d) for d in e.get('dice') or [])}",
+    "goods_grown": _grown,
+    "round_started": lambda t, e: f"Round {e['round']} begins",
+    "game_finished": _finished,
+    "wall_removed": lambda t, e: f"{t.who(e['seat'])} removes the wall between "
+                                 f"{t.place(e['edge']['a'])} and {t.place(e['edge']['b'])}",
+    "wall_fallen": lambda t, e: f"The Wall falls in round {e.get('round')}: "
+                                f"{len(e.get('discs') or [])} discs come down",
+    "oil_drawn": lambda t, e: f"{t.who(e['seat'])} draws a black cube for an oil field",
+    "oil_placed": lambda t, e: f"{t.who(e['seat'])} puts a black cube on the oil field "
+                               f"{t.where(e['hex'])}",
+    "oil_drum_kept": lambda t, e: f"{t.who(e['seat'])} keeps an oil drum at {e.get('flag')}, "
+                                  f"{e.get('drums')} in all",
+    "oil_drums_counted": lambda t, e: "Oil drums raise income: " + (
+        and_list(f"{t.who(s)} +{a}" for s, a in t.seats(e.get("income") or {})) or "none"),
+    "oil_field_filled": lambda t, e: f"The oil field {t.where(e['hex'])} gets {e.get('cubes')} "
+                                     f"black cubes on a roll of {e.get('roll')}",
+    "cube_replaced": lambda t, e: f"The {e.get('removed')} cube {t.where(e['hex'])} is replaced "
+                                  f"by {e.get('placed')}",
+    "move_undone": lambda t, e: f"{t.who(e['seat'])} takes back the move of version "
+                                f"{e.get('version')}",
+    "takeback_proposed": lambda t, e: f"{t.who(e['seat'])} asks to go back to version "
+                                      f"{e.get('to_version')}",
+    "takeback_accepted": lambda t, e: f"{t.who(e['seat'])} agrees to the takeback",
+    "taken_back": _taken_back,
+    "takeback_declined": lambda t, e: f"{t.who(e['seat'])} declines the takeback",
+    "takeback_cancelled": lambda t, e: f"{t.who(e['seat'])} withdraws the takeback",
+}
+
+
+def _ordinal(n: object) -> str:
+    if not isinstance(n, int):
+        return "last"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+# The event that tells a move once it is made (a history entry's words).
+OWN_EVENT = {
+    "issue_shares": "shares_issued",
+    "bid": "bid",
+    "drop_out": "dropped_out",
+    "turn_order_pass": "turn_order_pass",
+    "select_action": "action_selected",
+    "build": "track_built",
+    "urbanize": "city_urbanized",
+    "remove_wall": "wall_removed",
+    "deliver": "good_delivered",
+    "upgrade_locomotive": "locomotive_upgraded",
+    "resign": "player_resigned",
+    "undo": "move_undone",
+    "takeback": "taken_back",
+    "takeback_proposed": "takeback_proposed",
+    "takeback_accepted": "takeback_accepted",
+    "takeback_declined": "takeback_declined",
+    "takeback_cancelled": "takeback_cancelled",
+}
+
+
+def _urbanize(t: Teller, seat: int, m: Mapping, state: State | None) -> str:
+    tile = load_map(t.map_id).new_city_tiles.get(str(m.get("new_city")))
+    colour = f"{tile.color} " if tile is not None else ""
+    return f"{t.who(seat)} urbanizes {t.place(m.get('hex') or {})} into {colour}new city {m.get('new_city')}"
+
+
+def _upgrade(t: Teller, seat: int, m: Mapping, state: State | None) -> str:
+    if state is None:
+        return f"{t.who(seat)} upgrades the locomotive"
+    return f"{t.who(seat)} upgrades the locomotive to {state['players'][seat]['loco'] + 1}"
+
+
+def _produce(t: Teller, seat: int, m: Mapping, state: State | None) -> str:
+    placed = m.get("placements") or []
+    text = f"{t.who(seat)} places {t.placements(placed)}" if placed else f"{t.who(seat)} places no goods"
+    if isinstance(m.get("oil_field"), Mapping):
+        text += f" and a black cube on the oil field {t.where(m['oil_field'])}"
+    return text
+
+
+MOVES: dict[str, Callable[[Teller, int, Mapping, State | None], str]] = {
+    "issue_shares": lambda t, s, m, st: _shares(t, s, m.get("count", 0), m.get("count", 0) * 5),
+    "bid": lambda t, s, m, st: f"{t.who(s)} bids ${m.get('amount')} for turn order",
+    "drop_out": lambda t, s, m, st: f"{t.who(s)} drops out of the auction",
+    "turn_order_pass": lambda t, s, m, st: f"{t.who(s)} passes with the Turn Order action",
+    "select_action": lambda t, s, m, st: f"{t.who(s)} takes {action_name(m.get('action'))}",
+    "urbanize": _urbanize,
+    "remove_wall": lambda t, s, m, st: f"{t.who(s)} removes the wall between "
+                                       f"{t.place(m['edge']['a'])} and {t.place(m['edge']['b'])}",
+    "end_build": lambda t, s, m, st: f"{t.who(s)} ends the build",
+    "upgrade_locomotive": _upgrade,
+    "pass": lambda t, s, m, st: f"{t.who(s)} moves no goods this round",
+    "produce": _produce,
+    "resign": lambda t, s, m, st: f"{t.who(s)} resigns",
+    "undo": lambda t, s, m, st: f"{t.who(s)} takes back their last move",
+    "takeback": lambda t, s, m, st: f"{t.who(s)} goes back to version {m.get('to_version')}",
+    "takeback_proposed": lambda t, s, m, st: f"{t.who(s)} asks to go back to version {m.get('to_version')}",
+    "takeback_accepted": lambda t, s, m, st: f"{t.who(s)} agrees to the takeback",
+    "takeback_declined": lambda t, s, m, st: f"{t.who(s)} declines the takeback",
+    "takeback_cancelled": lambda t, s, m, st: f"{t.who(s)} withdraws the takeback",
+}

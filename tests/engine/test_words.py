@@ -1,0 +1,138 @@
+"""Moves and events in words: every listed move, every event and every history entry of whole
+random games on every map reads as a sentence that names its seat's player and every place as
+players do (places.py), never a coordinate."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from service.engine import game
+from service.engine.maps import MAP_IDS, load_map
+from service.engine.places import places
+from service.engine.playout import play_random_game
+from service.engine.words import Teller, with_texts
+
+COORDINATES = re.compile(r"\(|-?\d+\s*,\s*-?\d+\s*\)|\bq\b|\br\b")
+NAMES = ["Ann", "Bob", "Cat", "Dan"]
+
+
+def check(text: str, name: str | None, what: object) -> None:
+    assert text and text[0].isupper(), (text, what)
+    assert not COORDINATES.search(text), (text, what)
+    if name is not None:
+        assert name in text, (text, what)
+
+
+@pytest.mark.parametrize("map_id", MAP_IDS)
+def test_every_move_event_and_entry_of_random_games_is_in_words(map_id: str) -> None:
+    seen_moves: set[str] = set()
+    seen_events: set[str] = set()
+    players = 3 if map_id == "holland" else 4
+
+    def words_of(before: dict, seat: int, move: dict, options: list, after: dict, events: list) -> None:
+        teller = Teller.of(before)
+        name = before["players"][seat]["name"]
+        listed = with_texts(before, seat, options)
+        assert [{k: v for k, v in m.items() if k != "text"} for m in listed] == options
+        for m in listed:
+            check(m["text"], name, m)
+            seen_moves.add(m["type"])
+        teller.events(events)
+        for e in events:
+            seat_named = before["players"][e["seat"]]["name"] if isinstance(e.get("seat"), int) else None
+            check(e["text"], seat_named, e)
+            seen_events.add(e["type"])
+        check(teller.entry(seat, move, events), name, move)
+
+    for g, cash in enumerate((None, 40)):
+        state, _ = play_random_game(map_id, players, f"words-{g}", random.Random(g), on_move=words_of,
+                                    cash=cash)
+        for p, name in zip(state["players"], [f"P{i}" for i in range(players)], strict=True):
+            assert p["name"] == name
+    # Every kind of move was listed and every common event told.
+    assert {"issue_shares", "bid", "drop_out", "select_action", "build", "end_build", "deliver",
+            "pass"} <= seen_moves
+    assert {"shares_issued", "turn_order_set", "action_selected", "track_built", "good_delivered",
+            "income_collected", "expenses_paid", "income_reduced", "dice_rolled", "goods_grown",
+            "round_started", "game_finished"} <= seen_events
+
+
+@pytest.mark.parametrize("map_id", MAP_IDS)
+def test_every_hex_has_a_label_of_its_own_made_of_names(map_id: str) -> None:
+    board = load_map(map_id)
+    label = places(map_id).label
+    assert set(label) == set(board.terrain)
+    assert len(set(label.values())) == len(label)
+    names = set(board.towns.values()) | {c.name for c in board.cities.values()}
+    for h, words in label.items():
+        assert not COORDINATES.search(words), (h, words)
+        if h in board.cities:
+            assert words == board.cities[h].name
+        elif h in board.towns:
+            assert words == board.towns[h]
+        else:
+            assert re.fullmatch(r"(\d hexes )?[a-z-]+ of (.+)", words), words
+            assert words.split(" of ", 1)[1] in names, words
+
+
+def test_labels_read_the_board_as_drawn() -> None:
+    # Rust Belt is drawn as stored: Duluth (2, 8) has Minneapolis's hex south-west of it, and
+    # the hex straight below Duluth is south of it.
+    rust = places("rust_belt")
+    assert rust.label[(2, 9)] == "south of Duluth"
+    assert rust.label[(1, 9)] == "southwest of Duluth"
+    assert rust.label[(2, 18)] == "2 hexes east of Kansas City"
+    # Holland is drawn turned a quarter: the stored north edge points west on the page.
+    assert places("holland").edge_direction[0] == "west"
+    assert places("rust_belt").edge_direction == ("north", "northeast", "southeast", "south",
+                                                  "southwest", "northwest")
+
+
+def test_a_delivery_names_its_cities_and_who_earns_what() -> None:
+    teller = Teller("rust_belt", ["Ann", "Bob", "Cat", "Dan"])
+    chicago, detroit = (7, 11), (13, 6)
+    assert load_map("rust_belt").cities[chicago].name == "Chicago"
+    assert load_map("rust_belt").cities[detroit].name == "Detroit"
+    event = {"type": "good_delivered", "seat": 2, "from": {"q": 7, "r": 11}, "color": "red",
+             "to": {"q": 13, "r": 6}, "links": ["a", "b", "c"], "income": {"0": 1, "2": 2}}
+    assert teller.event(event) == ("Cat delivers red from Chicago to Detroit over 3 links: "
+                                   "+2 income for Cat, +1 for Ann")
+
+
+def test_a_build_names_its_tile_place_and_cost() -> None:
+    teller = Teller("rust_belt", NAMES)
+    built = {"type": "track_built", "seat": 0, "hex": {"q": 2, "r": 9}, "cost": 3, "tile": "gentle",
+             "kind": "new", "tracks": [[0, 2]]}
+    assert teller.event(built) == "Ann builds a curve south of Duluth for $3"
+    # Listed, on an empty hex and then over a straight already there.
+    state = game.new_game("rust_belt", NAMES, seed="words")
+    move = {"type": "build", "hex": {"q": 2, "r": 9}, "tracks": [[0, 3]], "cost": 2}
+    assert with_texts(state, 0, [move])[0]["text"] == "Ann builds a straight south of Duluth for $2"
+    state["track"]["2,9"] = [[0, 3, 0]]
+    crossing = {"type": "build", "hex": {"q": 2, "r": 9}, "tracks": [[0, 3], [1, 5]], "cost": 3}
+    assert with_texts(state, 1, [crossing])[0]["text"] == (
+        "Bob adds a curve to the track south of Duluth, making a bow-and-arrow crossing, for $3")
+
+
+def test_the_end_names_the_winner_and_everyone_s_points() -> None:
+    teller = Teller("rust_belt", NAMES)
+    scores = [{"seat": 2, "points": 27, "rank": 1}, {"seat": 0, "points": 16, "rank": 2},
+              {"seat": 1, "points": 10, "rank": 3}, {"seat": 3, "points": -24, "rank": 4}]
+    assert teller.event({"type": "game_finished", "scores": scores}) == (
+        "The game is over: Cat wins with 27 points; Ann 16 points, Bob 10 points, Dan -24 points")
+
+
+def test_a_history_entry_is_told_by_its_own_event() -> None:
+    state = game.new_game("rust_belt", NAMES, seed="words")
+    seat = game.active_seat(state)
+    assert seat is not None
+    move = {"type": "issue_shares", "count": 2}
+    _, events = game.apply(state, seat, move)
+    teller = Teller.of(state)
+    assert teller.entry(seat, move, events) == f"{NAMES[seat]} issues 2 shares for $10"
+    assert teller.entry(seat, {"type": "resign"}, []) == f"{NAMES[seat]} resigns"
+    undo = {"type": "move_undone", "seat": seat, "version": 3, "move": move}
+    assert teller.entry(seat, {"type": "undo"}, [undo]) == f"{NAMES[seat]} takes back the move of version 3"
