@@ -215,14 +215,45 @@ def _link_stops(state: State) -> dict[str, tuple[Hex, Hex]]:
 
 def with_texts(state: State, seat: int, moves: list[Move]) -> list[Move]:
     """The listing `moves` of `seat`, each with its `text` (new dicts; the listing is not
-    changed). What the moves share is worked out once: the network for the deliveries."""
+    changed). What the moves share is worked out once: the network for the deliveries, and for
+    the hundreds of builds of a build turn, each hex's words; a build on an empty hex (most of
+    them) is then one lookup of its shape's name."""
     if not moves:
         return moves
     teller = Teller.of(state)
+    who = teller.who(seat)
+    track = state["track"]
+    where_of = teller.places.where
     stops: dict[str, tuple[Hex, Hex]] | None = None
+    # Per hex, the words around a new tile's shape ("Ann builds " ... " north of X for $"), or
+    # None when the hex has track (then the build is worded in full).
+    around: dict[tuple[int, int], tuple[str, str] | None] = {}
+    named = teller.places.named
+    colours = {t.letter: f"{t.color} " for t in load_map(teller.map_id).new_city_tiles.values()}
     out = []
     for move in moves:
-        if move.get("type") == "deliver":
+        kind = move["type"]
+        if kind == "build" and "tracks" in move and "cost" in move:
+            h = move["hex"]
+            at = (h["q"], h["r"])
+            if at not in around:
+                around[at] = None if f"{at[0]},{at[1]}" in track else (
+                    f"{who} builds ", f" {where_of(at)} for $")
+            words = around[at]
+            if words is not None:
+                tracks = move["tracks"]
+                if len(tracks) == 1:
+                    a, b = tracks[0]
+                    shape = PIECE_NAMES[3 - abs(3 - abs(a - b))]
+                else:
+                    shape = TILE_NAMES.get(_tile([tuple(sorted(t)) for t in tracks]) or "", "track")
+                out.append({**move, "text": f"{words[0]}{shape}{words[1]}{move['cost']}"})
+                continue
+        if kind == "urbanize":
+            h, letter = move["hex"], move["new_city"]
+            town = named.get((h["q"], h["r"])) or teller.place(h)
+            text = f"{who} urbanizes {town} into {colours.get(letter, '')}new city {letter}"
+        elif kind == "deliver":
             if stops is None:
                 stops = _link_stops(state)
             text = teller.delivery(seat, move["from"], move["color"], _follow(stops, move),

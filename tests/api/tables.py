@@ -148,3 +148,9 @@ class Table:
     def play_to_phase(self, phase: str) -> int:
         seat, _ = self.play_until(lambda state, seat, legal: state["phase"] == phase)
         return seat
+
+
+def untold(events: list[dict]) -> list[dict]:
+    """Events without their words, each of which must have some (for comparing the facts)."""
+    assert all(isinstance(e.get("text"), str) and e["text"] for e in events), events
+    return [{k: v for k, v in e.items() if k != "text"} for e in events]

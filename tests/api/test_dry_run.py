@@ -3,6 +3,8 @@ the dry run stops at the first random step, says so, and the real move rolls as 
 
 from __future__ import annotations
 
+from tests.api.tables import untold
+
 SIMPLE = {"issue_shares": {"type": "issue_shares", "count": 0}, "auction": {"type": "drop_out"},
           "build": {"type": "end_build"}, "move_goods": {"type": "pass"}}
 RANDOM_EVENTS = {"dice_rolled", "goods_grown", "production_drawn"}
@@ -55,4 +57,4 @@ def test_a_move_with_nothing_random_gets_all_its_effects_and_no_stops_at(api) ->
     verdict = api.client.post(f"/v1/games/{gid}/moves/validate",
                               json={"type": "issue_shares", "count": 1, "seat": seat}).get_json()
     assert "stops_at" not in verdict
-    assert verdict["effects"] == [{"type": "shares_issued", "seat": seat, "count": 1, "cash": 5}]
+    assert untold(verdict["effects"]) == [{"type": "shares_issued", "seat": seat, "count": 1, "cash": 5}]

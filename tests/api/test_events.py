@@ -279,7 +279,7 @@ def commit_entry(store: MemoryStore, gid: str, move: dict, events: list[dict] | 
     stored = store.load(gid)
     assert stored is not None
     entries = timeline.entries_of(store.history(gid) or [])
-    entry = log_entry(stored.version, 0, move, events or [])
+    entry = log_entry(stored.version, 0, move, events or [], state=orjson.loads(stored.state))
     state = timeline.state_at(orjson.loads(stored.state), [*entries, orjson.loads(entry)], stored.version + 1)
     view, _ = render_at(state, gid, stored.version + 1, stored.meta, [*entries, orjson.loads(entry)])
     result = store.commit(gid, expected_version=stored.version, ttl=3600, entries=[entry],

@@ -231,8 +231,9 @@ def test_every_map_plays_within_the_contract(api, map_id: str) -> None:
         assert "abc"[entry["seat"]] in entry["text"].split()[0]
         for e in entry["events"]:
             assert e["text"] and "(" not in e["text"] and not re.search(r"\d+, *\d+\)", e["text"])
-    seat = view["active_seat"]
-    assert all(m["text"].startswith("abc"[seat]) for m in api.legal(game["game_id"], seat))
+    if view["active_seat"] is not None:
+        seat = view["active_seat"]
+        assert all(m["text"].startswith("abc"[seat]) for m in api.legal(game["game_id"], seat))
 
 
 def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:

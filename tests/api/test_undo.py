@@ -34,8 +34,10 @@ def test_undo_of_a_build_gives_back_the_cash_and_the_hex(api) -> None:
     assert response.status_code == 200, response.get_json()
     body = response.get_json()
     assert body["version"] == view_before["version"] + 2
+    name = body["game"]["players"][seat]["name"]
     assert body["events"] == [{"type": "move_undone", "seat": seat, "version": built["version"],
-                               "move": {k: v for k, v in build.items() if k != "cost"}}]
+                               "move": {k: v for k, v in build.items() if k not in ("cost", "text")},
+                               "text": f"{name} takes back the move of version {built['version']}"}]
     assert table.state_bytes() == before  # byte for byte the state before the build
     after = body["game"]
     assert after["players"][seat]["cash"] == cash

@@ -33,7 +33,7 @@ STATES = states()
 
 
 def entries_for(moves: list[tuple[int, dict]]) -> list[bytes]:
-    return [log_entry(i, seat, move, []) for i, (seat, move) in enumerate(moves)]
+    return [log_entry(i, seat, move, [], state=STATES[0]) for i, (seat, move) in enumerate(moves)]
 
 
 def archived(entries: list[bytes], state: dict, state_version: int) -> ArchivedGame:
@@ -51,22 +51,22 @@ def test_from_a_kept_state_and_the_moves_after_it() -> None:
 
 def test_an_undo_beyond_the_kept_state_rebuilds_from_the_seed() -> None:
     entries = entries_for(list(MOVES[:10]))
-    entries.append(log_entry(10, MOVES[9][0], {"type": "undo"}, []))  # version 11: back to 9
+    entries.append(log_entry(10, MOVES[9][0], {"type": "undo"}, [], state=STATES[0]))  # version 11: back to 9
     rebuilt = rebuild(archived(entries, STATES[10], 10))
     assert orjson.dumps(rebuilt) == orjson.dumps(STATES[9])
     # After the undo, a state kept at 11 stands for the moves in effect then (1..9), and the
     # moves after it are replayed on it.
     seat, move = MOVES[9]
-    entries.append(log_entry(11, seat, move, []))
-    entries.append(log_entry(12, *MOVES[10], []))
+    entries.append(log_entry(11, seat, move, [], state=STATES[0]))
+    entries.append(log_entry(12, *MOVES[10], [], state=STATES[0]))
     assert orjson.dumps(rebuild(archived(entries, STATES[9], 11))) == orjson.dumps(STATES[11])
 
 
 def test_a_takeback_and_record_only_entries() -> None:
     entries = entries_for(list(MOVES[:12]))
-    entries.append(log_entry(12, 0, {"type": "takeback_proposed", "to_version": 5}, []))
-    entries.append(log_entry(13, 1, {"type": "takeback_accepted"}, []))
-    entries.append(log_entry(14, 0, {"type": "takeback", "to_version": 5}, []))
+    entries.append(log_entry(12, 0, {"type": "takeback_proposed", "to_version": 5}, [], state=STATES[0]))
+    entries.append(log_entry(13, 1, {"type": "takeback_accepted"}, [], state=STATES[0]))
+    entries.append(log_entry(14, 0, {"type": "takeback", "to_version": 5}, [], state=STATES[0]))
     for kept in (0, 3, 8, 12, 14):
         state = timeline.state_at(STATES[0], timeline.entries_of(entries), kept)
         rebuilt = rebuild(archived(entries, state, kept))
