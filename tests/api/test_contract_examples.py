@@ -94,13 +94,16 @@ def test_every_example_is_an_instance_of_its_schema(where: str, schema: dict[str
 
 def test_the_share_issue_examples_say_what_the_rules_do() -> None:
     """The examples of Cat (seat 2, first in turn order) issuing one share show the event the
-    engine makes ($5 a share) and the view after it: Cat at $15 with 3 shares, Bob to decide."""
-    from service.engine import game
+    engine makes ($5 a share), in the service's words, and the view after it: Cat at $15 with 3
+    shares, Bob to decide."""
+    from service.engine import game, words
 
     state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="e")  # a seed that puts Cat first
     assert state["turn_order"] == [2, 1, 0]
     after, events = game.apply(state, 2, {"type": "issue_shares", "count": 1})
     assert events == [{"type": "shares_issued", "seat": 2, "count": 1, "cash": 5}]
+    words.Teller.of(state).events(events)
+    assert events[0]["text"] == "Cat issues 1 share for $5"
     schemas = spec["components"]["schemas"]
     assert schemas["HistoryEntry"]["example"]["events"] == events
     for name in ("MoveResult", "GameEvent"):
