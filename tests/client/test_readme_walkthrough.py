@@ -29,9 +29,15 @@ README_RECEIVER_PORT = "8900"  # the receiver's, in its code and in the webhook'
 def walkthrough() -> list[str]:
     """The shell blocks of the walk-through and of the webhook example, in order."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    frontend = text[text.index("## For frontend developers") : text.index("## For bot authors")]
-    webhooks = text[text.index("## Asynchronous play") : text.index("## For operators")]
+    frontend, webhooks = section(text, "## For frontend developers"), section(text, "## Asynchronous play")
     return re.findall(r"```sh\n(.*?)```", frontend + webhooks, re.S)
+
+
+def section(text: str, heading: str) -> str:
+    """A README section, from its heading to the next of its level."""
+    start = text.index(heading)
+    end = text.find("\n## ", start + len(heading))
+    return text[start : end if end >= 0 else len(text)]
 
 
 @pytest.fixture(scope="module")
