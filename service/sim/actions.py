@@ -130,6 +130,16 @@ class ActionSpace:
 
     def encode(self, move: Move) -> int:
         """The id of a move that is one action; KeyError for a move no id names."""
+        if move["type"] == "build":
+            # The listing names tracks and exits in order already: try that key first (the
+            # build listing is the hot path), and the normalised one only if it names nothing.
+            h = move["hex"]
+            tracks = move.get("tracks")
+            key = (("build", h["q"], h["r"], tuple(map(tuple, tracks))) if tracks is not None
+                   else ("town", h["q"], h["r"], tuple(move["town_exits"])))
+            found = self._ids.get(key)
+            if found is not None:
+                return found
         return self._ids[move_key(move)]
 
     def cube_id(self, source: tuple[int, int], colour: str) -> int:

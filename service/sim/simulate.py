@@ -117,10 +117,12 @@ def _check_body(moves: object, mode: object, seed: object) -> None:
 
 
 def simulate(engine: State, moves: list, mode: str = "stop", seed: str | None = None,
-             cpu_seconds: float = MAX_CPU_SECONDS) -> Outcome:
+             cpu_seconds: float | None = None) -> Outcome:
     """Plays `moves` from `engine` on a copy. Raises ValueError for a malformed request,
-    SimulationCap past a cap, IllegalStep for a move that is not legal (with its index)."""
+    SimulationCap past a cap, IllegalStep for a move that is not legal (with its index).
+    `cpu_seconds` is MAX_CPU_SECONDS unless given."""
     _check_body(moves, mode, seed)
+    cpu_seconds = MAX_CPU_SECONDS if cpu_seconds is None else cpu_seconds
     started = time.thread_time()
     state = blank_secrets(engine)
     if mode == "sample" and seed is None:
