@@ -159,7 +159,7 @@ def test_each_model_declares_its_fields_once():
         declared = [f.name for f in dataclasses.fields(model) if f.name != "extra"]
         assert [f.attr for f in model.json_fields()] == declared, model
     assert BidMove.required_names() == ("type", "amount")
-    assert [(f.attr, f.json) for f in DeliverMove.json_fields()][2] == ("from_", "from")
+    assert {f.attr: f.json for f in DeliverMove.json_fields()}["from_"] == "from"
     with pytest.raises(ModelError, match="needs the field 'amount'"):
         BidMove.from_dict({"type": "bid"})
 
