@@ -68,10 +68,10 @@ def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolic
     """The moves worth searching, most promising first, at most `width` of them (all of them when
     there are that few). Greedy's own choice is always first, so the search can only do as well
     as greedy or better at what it looks at."""
-    if len(moves) <= width:
+    by_type = group(moves)
+    if len(moves) <= width and "issue_shares" not in by_type:
         first = greedy.choose_view(view, seat, moves)
         return [first] + [m for m in moves if m is not first]
-    by_type = group(moves)
     first = greedy.choose_view(view, seat, moves)
     picked: list[Move] = [first]
 
@@ -81,9 +81,9 @@ def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolic
 
     me = view["players"][seat]
     if "issue_shares" in by_type:
-        counts = sorted(by_type["issue_shares"], key=lambda m: abs(m["count"] - first["count"]))
-        for m in counts:
-            add(m)
+        # Greedy's count only: what a share's cash buys shows rounds after a rollout's cut-off,
+        # so the estimate would always find a share a loss of 3 points.
+        pass
     elif "bid" in by_type or "drop_out" in by_type:
         for kind in ("drop_out", "turn_order_pass"):
             for m in by_type.get(kind, []):

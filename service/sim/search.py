@@ -30,6 +30,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -105,8 +106,9 @@ class Analysis:
 
 class Searcher:
     def __init__(self, rng: random.Random, horizon_rounds: int = 1, max_rollout: int = 12,
-                 width: int = 5, rollout_depth: int = 4) -> None:
+                 width: int = 5, rollout_depth: int = 4, margin: float = 0.03) -> None:
         self.rng = rng
+        self.margin = margin
         self.horizon_rounds = horizon_rounds
         self.max_rollout = max_rollout
         self.width = width
@@ -138,6 +140,13 @@ class Searcher:
         ranked = [Ranked(e.move, e.totals[seat] / e.visits if e.visits else 0.0, e.visits)
                   for e in root.edges]
         ranked.sort(key=lambda r: (r.visits, r.value), reverse=True)
+        # Greedy's move stays first unless the search found one clearly better: a few noisy
+        # simulations should not talk the bot out of a sound move.
+        if len(ranked) > 1:
+            default = next(r for r in ranked if r.move is root.edges[0].move)
+            if ranked[0] is not default and ranked[0].value < default.value + self.margin:
+                ranked.remove(default)
+                ranked.insert(0, default)
         return Analysis(ranked, sims, time.perf_counter() - started)
 
     def simulate(self, state: State, node: Node, horizon: int) -> None:
@@ -214,7 +223,7 @@ class Searcher:
 
 
 def search(state: State, seat: int, budget: Budget, rng: random.Random | None = None,
-           moves: Sequence[Move] | None = None, **options: int) -> Analysis:
+           moves: Sequence[Move] | None = None, **options: Any) -> Analysis:
     """Searches `seat`'s decision in `state` (the true state is safe to pass: see the module's
     docstring). Returns the candidate moves, most searched first."""
     return Searcher(rng or random.Random(), **options).run(state, seat, budget, moves)
@@ -226,7 +235,7 @@ class SearchPolicy:
     name = "search"
 
     def __init__(self, rng: random.Random | None = None, simulations: int | None = None,
-                 time_ms: float | None = None, **options: int) -> None:
+                 time_ms: float | None = None, **options: Any) -> None:
         self.rng = rng or random.Random()
         if simulations is None and time_ms is None:
             time_ms = 1000

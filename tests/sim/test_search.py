@@ -95,3 +95,20 @@ def test_the_estimate_counts_points_as_scoring_does() -> None:
     view["players"] = players
     assert heuristics.estimate(view)[0] == 3 * 5 - 3 * 4 + sum(
         link["segments"] for link in view["board"]["links"] if link["owner"] == 0)
+
+
+def test_greedys_move_stands_unless_the_search_finds_one_clearly_better() -> None:
+    from service.sim.greedy import GreedyPolicy
+
+    state = opened()
+    seat = game.active_seat(state)
+    assert seat is not None
+    greedy = move_key(GreedyPolicy(random.Random(0)).choose(state, seat, game.legal_moves(state, seat)))
+    stubborn = search(state, seat, Budget(simulations=8), random.Random(4), margin=1.0)
+    assert move_key(stubborn.moves[0].move) == greedy
+    # Shares are never searched: what their cash buys shows after the cut-off.
+    shares = game.new_game("rust_belt", ["A", "B", "C", "D"], "shares")
+    first = game.active_seat(shares)
+    assert first is not None
+    found = search(shares, first, Budget(simulations=4), random.Random(4))
+    assert len(found.moves) == 1 and found.simulations == 0
