@@ -13,7 +13,8 @@ on the machine). It reports per map and per policy:
   its seats' changes and its σ becomes the mean of theirs, so three equal copies cancel out;
 - the share of its seats that finished first (a tie for first splits the place), with a 95 %
   Wilson interval;
-- its mean points (an eliminated seat scores 0 here, as in the client's bot) and eliminations.
+- its mean points (an eliminated seat scores 0 here, as in the client's bot) and eliminations;
+- the CPU seconds it spent per decision (decisions with more than one legal move).
 
 It writes `arena.md`, `arena.json` and `ratings.svg` (μ ± σ per policy and map) into --out.
 """
@@ -71,10 +72,12 @@ def play(match: Match) -> Result:
         seat = game.active_seat(state)
         assert seat is not None
         legal = game.legal_moves(state, seat)
-        t = time.perf_counter()
+        # CPU seconds of this process, not the wall clock: on a shared machine the wall clock
+        # counts other programs' time too.
+        t = time.process_time()
         move = seats[seat].choose(state, seat, legal)
         if len(legal) > 1:
-            thinking.setdefault(match.seats[seat], []).append(time.perf_counter() - t)
+            thinking.setdefault(match.seats[seat], []).append(time.process_time() - t)
         state, _ = game.apply(state, seat, move)
         moves += 1
     scores = sorted(state["scores"] or [], key=lambda s: s["seat"])
@@ -157,7 +160,7 @@ def markdown(report: dict) -> str:
     for m in report["maps"]:
         lines += [f"## {m['map']} ({m['games']} games, {m['mean_moves']} moves a game)", "",
                   "| policy | OpenSkill μ ± σ | first places | share first (95 % CI) | mean points "
-                  "| eliminated | s / decision |",
+                  "| eliminated | CPU s / decision |",
                   "|---|---|---|---|---|---|---|"]
         for row in m["policies"]:
             low, high = row["first_ci95"]
