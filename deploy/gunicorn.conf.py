@@ -6,8 +6,9 @@ PORT             listen port (default 8000); HOST the address (default 0.0.0.0)
 WEB_CONCURRENCY  worker processes (default usable cores + 1, cores counted from the CPU affinity
                  mask and the cgroup CPU quota, so a container limited to 1 CPU on a 64-core node
                  gets 2 workers, not 65)
-GUNICORN_WORKER_CONNECTIONS  connections each worker holds at once (default 1000): open event
-                 streams, long-polls, keep-alive and slow clients all count
+GUNICORN_WORKER_CONNECTIONS  connections each worker holds at once (default 2500): open event
+                 streams, long-polls, keep-alive and slow clients all count; past it a
+                 connection is answered 503 AT_CAPACITY at once (service/serving.py, Ceiling)
 LOG_LEVEL        gunicorn's error-log level and the app's (default info)
 GUNICORN_TIMEOUT, GUNICORN_GRACEFUL_TIMEOUT, GUNICORN_MAX_REQUESTS,
 GUNICORN_MAX_REQUESTS_JITTER, FORWARDED_ALLOW_IPS   rarely changed; defaults below
@@ -92,9 +93,11 @@ backlog = 2048
 WORKER_CLASSES = {"sync": "service.serving.SyncWorker", "gevent": "service.serving.GeventWorker"}
 worker_class = WORKER_CLASSES["gevent"]
 workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
-# Per worker: 3 workers on 2 cores hold 3,000 connections (an open event stream costs ~25 KiB;
-# benchmarks/live.py).
-worker_connections = _env_int("GUNICORN_WORKER_CONNECTIONS", 1000, minimum=1)
+# Per worker, from measurement (benchmarks/live.py; deploy/README.md, "The connection ceiling"):
+# an open stream costs ~28 KiB and ~2.4 ms of CPU to open, so 3 workers on 2 cores hold 5,000
+# streams, unevenly spread over the workers, with room to spare: 7,500 connections in all. Past
+# it a connection is refused at once, 503 with Retry-After, rather than left in the backlog.
+worker_connections = _env_int("GUNICORN_WORKER_CONNECTIONS", 2500, minimum=1)
 preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
 graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)  # < k8s grace (40 s)

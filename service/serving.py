@@ -9,6 +9,10 @@ everything (`application/problem+json`, a stable `code`, `X-Request-Id`, the sec
 (`worker_class = "service.serving.SyncWorker"` in deploy/gunicorn.conf.py). The import of this
 module also replaces the `Server: gunicorn` banner with a generic one.
 
+`GeventWorker` also has a ceiling (`Ceiling`): it holds at most `worker_connections` connections,
+and answers the next ones at once, `503 AT_CAPACITY` with `Retry-After`, instead of leaving them
+unanswered in the listen backlog. Its gauges say how near the instance is to the ceiling.
+
 `/metrics` is not on the API port: `start_metrics_server` serves it on AOS_METRICS_PORT, from
 gunicorn's master (the workers' counts, summed by prometheus_client's multi-process collector),
 or from the process itself under `python -m service`. This module imports nothing of the app:
@@ -80,7 +84,8 @@ def classify(exc: BaseException) -> tuple[int, str, str]:
     return 500, "Internal Server Error", "INTERNAL"
 
 
-def problem_response(status: int, reason: str, code: str, detail: str) -> bytes:
+def problem_response(status: int, reason: str, code: str, detail: str,
+                     extra: Mapping[str, str] | None = None) -> bytes:
     """A whole HTTP/1.1 answer, problem+json, that closes the connection."""
     body = orjson.dumps(
         {"type": f"urn:aos:problem:{code}", "title": reason, "status": status, "code": code, "detail": detail}
@@ -92,6 +97,7 @@ def problem_response(status: int, reason: str, code: str, detail: str) -> bytes:
         "Server": SERVER,
         "X-Request-Id": uuid.uuid4().hex,
         **SECURITY_HEADERS,
+        **(extra or {}),
     }
     head = f"HTTP/1.1 {status} {reason}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     return head.encode("latin-1") + b"\r\n" + body
@@ -121,12 +127,88 @@ class SyncWorker(ProblemErrors, _GunicornSyncWorker):
     pass
 
 
+# -- the connection ceiling ---------------------------------------------------------------------
+
+# Connections past the ceiling that are being answered 503 at once: each takes a greenlet for as
+# long as it takes to read its request (at most REFUSAL_READ_SECONDS) and write the answer.
+REFUSAL_SPARE = 200
+REFUSAL_READ_SECONDS = 1.0
+RETRY_AFTER_SECONDS = 2
+
+
+class Ceiling:
+    """A gevent worker mixin: at most `worker_connections` connections held at once (open event
+    streams, long-polls, keep-alive, requests); each one past that is answered at once with
+    `503 AT_CAPACITY` and `Retry-After`, then closed. gevent's own pool, when full, stops
+    accepting: the extra connections would wait unanswered in the listen backlog, and a client
+    could not tell a full instance from a dead one. The pool is `REFUSAL_SPARE` larger than the
+    ceiling, so that refusing costs a short-lived greenlet, never a held slot."""
+
+    worker_connections: int
+    log: logging.Logger
+
+    def init_process(self) -> None:
+        self.ceiling = self.worker_connections
+        self.worker_connections = self.ceiling + REFUSAL_SPARE  # the size of gevent's pool
+        self.held = 0
+        self.gauges = connection_gauges()
+        self.gauges[1].set(self.ceiling)
+        super().init_process()  # type: ignore[misc]  # the worker's own: runs until it exits
+
+    def handle(self, listener, client, addr):  # type: ignore[no-untyped-def]  # gunicorn's signature
+        self.held += 1
+        held_gauge, _, refused = self.gauges
+        held_gauge.inc()
+        try:
+            if self.held > self.ceiling:
+                refused.inc()
+                refuse(client, self.ceiling)
+                return
+            super().handle(listener, client, addr)  # type: ignore[misc]
+        finally:
+            self.held -= 1
+            held_gauge.dec()
+
+
+def refuse(client, ceiling: int) -> None:  # type: ignore[no-untyped-def]  # a gevent socket
+    """Answer one connection `503 AT_CAPACITY` and close it. The request is read first (what
+    arrives within REFUSAL_READ_SECONDS): closing with it unread would reset the connection, and
+    the client would see a reset instead of the answer."""
+    try:
+        client.settimeout(REFUSAL_READ_SECONDS)
+        client.recv(65536)
+        client.sendall(problem_response(
+            503, "Service Unavailable", "AT_CAPACITY",
+            f"this instance holds as many connections as it may ({ceiling} per worker); "
+            f"try again after Retry-After seconds", {"Retry-After": str(RETRY_AFTER_SECONDS)}))
+    except OSError:
+        pass  # the client has gone: nothing left to tell it
+    finally:
+        client.close()
+
+
+def connection_gauges() -> tuple:
+    """(held, ceiling, refused): the worker's connections now, its ceiling, and the refusals;
+    summed over the live workers, held / ceiling is how near the instance is to its ceiling."""
+    from prometheus_client import Counter, Gauge
+
+    return (
+        Gauge("aos_connections_open", "Connections the workers hold now (streams, long-polls, "
+              "keep-alive, requests, and those being refused).", multiprocess_mode="livesum"),
+        Gauge("aos_connections_ceiling", "Connections the workers may hold at once; past it a "
+              "connection is answered 503 AT_CAPACITY.", multiprocess_mode="livesum"),
+        Counter("aos_connections_refused_total", "Connections answered 503 AT_CAPACITY: the "
+                "workers held as many as they may."),
+    )
+
+
 def __getattr__(name: str) -> type:
     # GeventWorker is made on first use: a master running sync workers never imports gevent.
     if name == "GeventWorker":
         from gunicorn.workers.ggevent import GeventWorker as _GunicornGeventWorker
 
-        worker = type("GeventWorker", (ProblemErrors, _GunicornGeventWorker), {"__module__": __name__})
+        worker = type("GeventWorker", (ProblemErrors, Ceiling, _GunicornGeventWorker),
+                      {"__module__": __name__})
         globals()["GeventWorker"] = worker
         return worker
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -88,7 +88,7 @@ def test_workers_from_web_concurrency(monkeypatch):
     # One of our workers (gunicorn's, whose own error answers are problem+json): gevent, for many
     # connections per worker (streams, slow clients).
     assert conf.worker_class == conf.WORKER_CLASSES["gevent"]
-    assert conf.worker_connections == 1000
+    assert conf.worker_connections == 2500  # the ceiling measured for 5,000 streams (deploy/README.md)
     assert _load_conf(monkeypatch, GUNICORN_WORKER_CONNECTIONS="50").worker_connections == 50
     from gunicorn.util import load_class
 
@@ -96,6 +96,9 @@ def test_workers_from_web_concurrency(monkeypatch):
 
     for path in conf.WORKER_CLASSES.values():
         assert issubclass(load_class(path), ProblemErrors), path
+    from service.serving import Ceiling
+
+    assert issubclass(load_class(conf.WORKER_CLASSES["gevent"]), Ceiling)  # refuses past the ceiling
     assert conf.preload_app is False
     assert conf.accesslog is None  # the app writes the access lines (JSON, with the route)
     assert conf.max_requests > 0 and conf.max_requests_jitter > 0

@@ -1,0 +1,90 @@
+"""The gevent worker's connection ceiling (service/serving.py, Ceiling): a worker holds at most
+`worker_connections` connections; the next one is answered at once, 503 AT_CAPACITY with
+Retry-After, never left waiting in the listen backlog; the gauges on /metrics say how near the
+instance is to its ceiling, and a freed slot is taken again."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.e2e.conftest import ROOT, free_port, stop, wait_for
+
+CEILING = 6
+
+
+@pytest.fixture
+def one_worker(e2e_redis: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    port, metrics = free_port(), free_port()
+    log = tmp_path / "gunicorn.log"
+    env = {**os.environ, "REDIS_URL": e2e_redis, "HOST": "127.0.0.1", "PORT": str(port),
+           "LOG_LEVEL": "warning", "WEB_CONCURRENCY": "1", "GUNICORN_WORKER_CONNECTIONS": str(CEILING),
+           "AOS_METRICS_PORT": str(metrics), "AOS_METRICS_HOST": "127.0.0.1",
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"), "AOS_RATE_LIMITS": "off",
+           # A stream whose client left is noticed at its next write: a heartbeat every second.
+           "AOS_EVENTS_HEARTBEAT": "1"}
+    args = [sys.executable, "-m", "gunicorn", "--config", str(ROOT / "deploy" / "gunicorn.conf.py"),
+            "service.api:create_app()"]
+    with log.open("wb") as out:
+        process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(lambda: requests.get(f"{url}/v1/ready", timeout=1, headers={"Connection": "close"}).ok,
+                 "gunicorn", process, log)
+        yield url, f"http://127.0.0.1:{metrics}/metrics"
+    finally:
+        stop(process)
+
+
+def gauge(metrics_url: str, name: str) -> float:
+    for line in requests.get(metrics_url, timeout=5).text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"{name} not on /metrics")
+
+
+def test_past_the_ceiling_a_stream_is_refused_at_once_and_a_freed_slot_is_taken(one_worker) -> None:
+    url, metrics_url = one_worker
+    created = requests.post(f"{url}/v1/games", timeout=5, headers={"Connection": "close"},
+                            json={"map": "rust_belt", "players": [{"name": n} for n in "abc"]}).json()
+    events = f"{url}/v1/games/{created['game_id']}/events"
+    streams = []
+    for _ in range(CEILING):
+        stream = requests.get(events, stream=True, timeout=10)
+        assert stream.status_code == 200
+        streams.append(stream)
+    assert gauge(metrics_url, "aos_connections_ceiling") == CEILING
+    assert gauge(metrics_url, "aos_connections_open") == CEILING
+    assert gauge(metrics_url, "aos_event_streams_open") == CEILING
+
+    # Counted from here: the readiness polls that queued up while the worker booted came in a
+    # burst, and some of them were refused too.
+    refused_before = gauge(metrics_url, "aos_connections_refused_total")
+    started = time.monotonic()
+    refused = requests.get(events, stream=True, timeout=10)
+    took = time.monotonic() - started
+    assert refused.status_code == 503 and took < 2, (refused.status_code, took)
+    assert refused.headers["Retry-After"] == "2"
+    assert refused.headers["Content-Type"] == "application/problem+json"
+    assert refused.json()["code"] == "AT_CAPACITY"
+    # So is any request: the slots are held.
+    assert requests.get(f"{url}/v1/health", timeout=10).status_code == 503
+    assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 2
+
+    streams.pop().close()  # a slot frees: the next stream is held again
+    deadline = time.monotonic() + 5
+    while gauge(metrics_url, "aos_connections_open") >= CEILING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    again = requests.get(events, stream=True, timeout=10)
+    assert again.status_code == 200
+    again.close()
+    for stream in streams:
+        stream.close()
