@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     # The rate limits are off: the run creates ~100 games and plays them flat out from one address,
     # which is what they are there to stop.
     env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0", "AOS_RATE_LIMITS": "off"}
+    print("limits off for the benchmark's own load: AOS_RATE_LIMITS=off", flush=True)
     if args.service_tree:
         env["PYTHONPATH"] = os.pathsep.join([str(Path(args.service_tree).resolve()),
                                              env.get("PYTHONPATH", "")])
@@ -305,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         redis_proc.wait(30)
         shutil.rmtree(workdir, ignore_errors=True)
 
+    print(f"\nmachine load (1, 5, 15 min): {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
+          f"on {os.cpu_count()} cores: compare the ratios, not the absolute figures")
     floor = (results[0].rps + results[-1].rps) / 2
     print(
         f"\n{args.workers} gunicorn sync workers, {args.connections} connections, "
