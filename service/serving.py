@@ -265,6 +265,8 @@ class _Handler(ServerHandler):
 
 
 class _RequestHandler(WSGIRequestHandler):
+    timeout = 10.0  # an idle connection to the metrics port holds a thread: closed after this
+
     def version_string(self) -> str:
         return SERVER  # the banner of the answers the handler writes itself (a bad request line)
 

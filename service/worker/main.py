@@ -37,6 +37,7 @@ from .webhooks import WebhookDeliveries, WebhookOutbox
 
 log = logging.getLogger("service.worker")
 
+STATUS_IDLE_SECONDS = 10.0
 HEARTBEAT_LIMIT = 120.0  # seconds without a finished round before /healthz says the loop is stuck
 
 
@@ -114,6 +115,8 @@ def serve_status(runner: Runner, host: str, port: int) -> ThreadingHTTPServer:
     """`/metrics` and `/healthz` on their own port, from a daemon thread."""
 
     class Handler(BaseHTTPRequestHandler):
+        timeout = STATUS_IDLE_SECONDS  # an idle connection holds a thread: closed after this
+
         def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
             if self.path == "/metrics":
                 self._answer(200, generate_latest(REGISTRY), CONTENT_TYPE_LATEST)
