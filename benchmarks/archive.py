@@ -46,15 +46,15 @@ from load import run as load_run  # noqa: E402
 from pg_cluster import PostgresCluster, free_port  # noqa: E402
 from run import HOST, create_game, played_game, wait_for  # noqa: E402
 
-from service.api.archiving import Restorer, describe, rebuild  # noqa: E402
-from service.api.config import Settings  # noqa: E402
-from service.api.gameplay import Games, full_view  # noqa: E402
 from service.archive.copier import ArchiveCopier  # noqa: E402
-from service.archive.db import Archive  # noqa: E402
 from service.archive.migrate import migrate  # noqa: E402
 from service.engine import game  # noqa: E402
 from service.engine.playout import play_random_game  # noqa: E402
+from service.referee.games import Games, full_view  # noqa: E402
+from service.referee.restore import Restorer, describe, rebuild  # noqa: E402
+from service.referee.settings import Settings  # noqa: E402
 from service.store import RedisStore  # noqa: E402
+from service.store.archive import Archive  # noqa: E402
 from service.store.keys import game_keys  # noqa: E402
 
 LONG_SEED = "long-20"  # rust_belt, 6 players: 257 moves, the longest of 260 seeds tried

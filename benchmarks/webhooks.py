@@ -31,8 +31,8 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ["AOS_WEBHOOKS_ALLOW_PRIVATE"] = "1"
 
 from service.api import create_app  # noqa: E402
-from service.api.clocks import parse_ms  # noqa: E402
-from service.api.config import Settings  # noqa: E402
+from service.referee.clocks import parse_ms  # noqa: E402
+from service.referee.settings import Settings  # noqa: E402
 from service.store import RedisStore  # noqa: E402
 from service.webhooks import addresses, sender, signing  # noqa: E402
 from service.worker.defaults import default_move  # noqa: E402

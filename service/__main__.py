@@ -11,7 +11,8 @@ import os
 from werkzeug.serving import WSGIRequestHandler
 
 from service import serving
-from service.api import create_app, logs, metrics
+from service.api import create_app
+from service.observability import logs, metrics
 from service.store import store_from_env
 
 

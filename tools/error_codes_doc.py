@@ -3,7 +3,8 @@
     python tools/error_codes_doc.py          # rewrite the page
     python tools/error_codes_doc.py --check  # exit 1 when the page is out of date
 
-The page is made from the tables: the API's codes (service/api/error_codes.py), the engine's
+The page is made from the tables: the service's codes (service/api/error_codes.py: the one
+table of their statuses; the core raises them as GameError codes), the engine's
 rule codes and the fields each carries (service/engine/errors.py: CODES, CODE_FIELDS,
 SOMETIMES_FIELDS). `raised_codes()` reads the source's raise sites; the tests hold the tables to
 them (every code raised is listed, and every raise of a rule code carries its fields).
@@ -23,12 +24,13 @@ from service.api.error_codes import API_CODES, RULE_FIELDS, RULE_STATUS  # noqa:
 from service.engine.errors import CODE_FIELDS, CODES, SOMETIMES_FIELDS  # noqa: E402
 
 PAGE = ROOT / "docs" / "error-codes.md"
-SOURCES = ("service/api", "service/engine", "service/store")
+SOURCES = ("service/api", "service/referee", "service/engine", "service/store")
 # The calls that name a code: ApiError(status, code, ...) and problem(status, code, ...) in the API,
+# GameError(code, ...) in the core (its status is its row's in the table),
 # IllegalMove(code, ...) and SetupError(code, ...) in the engine, and the build geometry's
 # Refusal(code, ...), which build_shapes.judge_* raise as the IllegalMove of the hex judged: with
 # `hex` added where the code's fields name it.
-API_CALLS = {"ApiError": 1, "problem": 1}
+API_CALLS = {"ApiError": 1, "problem": 1, "GameError": 0}
 ENGINE_CALLS = {"IllegalMove": 0, "SetupError": 0, "Refusal": 0}
 NOT_FIELDS = {"headers"}
 
@@ -95,7 +97,8 @@ def _scan(path: Path) -> list[Raised]:
             name = _call_name(node)
             fields = frozenset(k.arg for k in node.keywords if k.arg is not None) - NOT_FIELDS
             if name in API_CALLS and len(node.args) > API_CALLS[name]:
-                status = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+                literal = API_CALLS[name] == 1 and isinstance(node.args[0], ast.Constant)
+                status = node.args[0].value if literal else None
                 codes = _codes_of(node.args[API_CALLS[name]], scope, module_dicts) or []
                 found += [Raised(c, "api", status, fields, f"{where}:{node.lineno}") for c in codes]
             elif name in ENGINE_CALLS and node.args:

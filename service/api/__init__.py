@@ -9,14 +9,15 @@ from pathlib import Path
 from flask import Flask
 
 from service.engine import warm
+from service.observability import logs, metrics
+from service.referee.games import Games
+from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
-from . import bodies, cors, events, instrumentation, limits, logs, metrics, problems, security, webhooks
+from . import bodies, cors, events, instrumentation, limits, problems, security, webhooks
 from .async_routes import bp as async_bp
-from .config import Settings
 from .docs import docs_bp
-from .gameplay import Games
 from .proxies import TrustedProxies
 from .routes import bp
 from .seats import seats_bp

@@ -7,13 +7,13 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from marshmallow import ValidationError, validate
 
+from service.referee import admin, correspondence, timeline, tokens
+from service.referee.games import Applied
 from service.store import Stored
 
-from . import admin, async_play, orders, timeline, tokens
-from .gameplay import Applied
+from . import order_schemas
 from .problems import ApiError
-from .responses import etag, json_response, raw_json
-from .routes import (
+from .request_parts import (
     SEAT,
     game_id_of,
     games,
@@ -23,6 +23,7 @@ from .routes import (
     json_body,
     with_etag,
 )
+from .responses import etag, json_response, raw_json
 from .schemas import Strict, StrictInt
 
 bp = Blueprint("v1_async", __name__, url_prefix="/v1")
@@ -74,7 +75,7 @@ def moved(applied: Applied) -> Response:
 def undo(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
-    return moved(async_play.undo(games(), game_id, seat, if_match=if_match(),
+    return moved(correspondence.undo(games(), game_id, seat, if_match=if_match(),
                                  idempotency_key=key, stored=stored))
 
 
@@ -82,7 +83,7 @@ def undo(game_id: str) -> Response:
 def propose_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     to_version = body_of(TAKEBACK)["to_version"]
-    return moved(async_play.propose_takeback(games(), game_id, seat, to_version,
+    return moved(correspondence.propose_takeback(games(), game_id, seat, to_version,
                                              if_match=if_match(),
                                              idempotency_key=key, stored=stored))
 
@@ -91,7 +92,7 @@ def propose_takeback(game_id: str) -> Response:
 def accept_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
-    return moved(async_play.answer_takeback(games(), game_id, seat, True,
+    return moved(correspondence.answer_takeback(games(), game_id, seat, True,
                                             if_match=if_match(),
                                             idempotency_key=key, stored=stored))
 
@@ -100,7 +101,7 @@ def accept_takeback(game_id: str) -> Response:
 def decline_takeback(game_id: str) -> Response:
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
-    return moved(async_play.answer_takeback(games(), game_id, seat, False,
+    return moved(correspondence.answer_takeback(games(), game_id, seat, False,
                                             if_match=if_match(),
                                             idempotency_key=key, stored=stored))
 
@@ -136,7 +137,7 @@ def own_seat(path_seat: str, seat: int) -> None:
 def get_orders(game_id: str, seat: str) -> Response:
     game_id, token_seat, stored, _ = seat_request(game_id)
     own_seat(seat, token_seat)
-    body = {"seat": token_seat, "orders": async_play.read_orders(stored, token_seat)}
+    body = {"seat": token_seat, "orders": correspondence.read_orders(stored, token_seat)}
     return json_response(body, headers=PRIVATE)
 
 
@@ -145,10 +146,10 @@ def put_orders(game_id: str, seat: str) -> Response:
     game_id, token_seat, stored, key = seat_request(game_id)
     own_seat(seat, token_seat)
     try:
-        standing = orders.load_orders(json_body())
+        standing = order_schemas.load_orders(json_body())
     except ValidationError as exc:
         raise invalid(exc) from None
-    applied = async_play.set_orders(games(), game_id, token_seat, standing,
+    applied = correspondence.set_orders(games(), game_id, token_seat, standing,
                                     if_match=if_match(), idempotency_key=key,
                                     stored=stored)
     return raw_json(applied.body, headers={**PRIVATE, "ETag": etag(applied.version)})
@@ -158,6 +159,6 @@ def put_orders(game_id: str, seat: str) -> Response:
 def delete_orders(game_id: str, seat: str) -> Response:
     game_id, token_seat, stored, _ = seat_request(game_id)
     own_seat(seat, token_seat)
-    async_play.clear_orders(games(), game_id, token_seat, stored=stored)
+    correspondence.clear_orders(games(), game_id, token_seat, stored=stored)
     return json_response({"seat": token_seat, "orders": []}, headers=PRIVATE)
 

@@ -94,6 +94,13 @@ API_CODES: dict[str, ApiCode] = {
 
 # The status a rule code of the engine is answered with, and where.
 RULE_STATUS = 422
+
+
+def status_of(code: str) -> int:
+    """The status a code is answered with: its row's, or a rule code's (the engine's refusals,
+    and the core's refusals of an undo or a takeback, are all 422)."""
+    row = API_CODES.get(code)
+    return RULE_STATUS if row is None else row.status
 # The extra fields rule codes carry, by name: what each holds.
 RULE_FIELDS: dict[str, str] = {
     "index": "on a record import (`POST /v1/games` with `record`): the index of the move that fails",

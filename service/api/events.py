@@ -15,12 +15,14 @@ from prometheus_client import Counter, Gauge
 
 from service.live import FRAMINGS, NDJSON, SSE, GameGone, Hub, VersionAhead, follow, notices_for
 from service.live.stream import Items
+from service.referee.errors import not_found
+from service.referee.games import Games
+from service.referee.live_source import GameEvents
+from service.referee.settings import Settings
 from service.store import GameStore
 
-from .config import Settings
-from .event_source import GameEvents
-from .gameplay import Games, not_found
 from .problems import ApiError
+from .request_parts import game_id_of
 from .responses import etag, etag_matches
 
 live_bp = Blueprint("live", __name__, url_prefix="/v1")
@@ -94,7 +96,6 @@ def framing() -> str:
 
 @live_bp.get("/games/<game_id>/events")
 def game_events(game_id: str) -> Response:
-    from .routes import game_id_of  # the routes' own check of an id (routes imports this module)
 
     game_id = game_id_of(game_id)
     after = resume_point()
@@ -192,7 +193,6 @@ def asset(name: str) -> str:
 
 @live_bp.get("/games/<game_id>/watch")
 def watch_page(game_id: str) -> Response:
-    from .routes import game_id_of
 
     game_id = game_id_of(game_id)
     if games().store.version(game_id) is None:

@@ -11,7 +11,7 @@ import uuid
 
 from flask import Flask, Response, g, request
 
-from . import metrics
+from service.observability import metrics
 
 REQUEST_ID_HEADER = "X-Request-Id"
 # What a proxy or client may hand us: the ids of nginx, ingress controllers and tracers (hex,

@@ -26,8 +26,9 @@ from flask import Flask, Response, request
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 from limits import parse_many
 
+from service.referee.settings import Settings
+
 from . import bodies
-from .config import Settings
 from .problems import problem
 from .proxies import address_in, networks
 

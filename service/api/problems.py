@@ -9,9 +9,12 @@ import orjson
 from flask import Flask, Response
 from werkzeug.exceptions import HTTPException
 
+from service.observability import metrics
+from service.referee.conditions import etag
+from service.referee.errors import GameError
 from service.store import StoreUnavailable
 
-from . import metrics
+from .error_codes import status_of
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +43,10 @@ HTTP_CODES = {
 }
 
 
-class ApiError(Exception):
-    """A failure the client can act on: becomes a problem response with `code`."""
+class ApiError(GameError):
+    """A failure of the HTTP request itself (its body, headers, query) that the client can act
+    on: becomes a problem response with `code`. The core's refusals are GameErrors, answered
+    with the status of their code."""
 
     def __init__(
         self,
@@ -52,12 +57,10 @@ class ApiError(Exception):
         headers: dict[str, str] | None = None,
         **extra: Any,
     ) -> None:
-        super().__init__(f"{status} {code}: {detail}")
+        super().__init__(code, detail, **extra)
+        self.args = (f"{status} {code}: {detail}",)
         self.status = status
-        self.code = code
-        self.detail = detail
         self.headers = headers or {}
-        self.extra = extra
 
 
 def problem(
@@ -80,10 +83,33 @@ def problem(
     return Response(data, status=status, headers=headers, content_type=PROBLEM_JSON)
 
 
+# The response headers a code of the core asks the client to read (error_codes.API_CODES names
+# them), made from the refusal's own fields.
+_RETRY = {"Retry-After": "1"}
+_BEARER = {"WWW-Authenticate": "Bearer"}
+CODE_HEADERS = {
+    "VERSION_MISMATCH": lambda extra: {"ETag": etag(extra["version"])},
+    "CONTENTION": lambda extra: _RETRY,
+    "STORE_UNAVAILABLE": lambda extra: _RETRY,
+    "TOKEN_MISSING": lambda extra: _BEARER,
+    "TOKEN_INVALID": lambda extra: _BEARER,
+}
+
+
+def game_problem(exc: GameError) -> Response:
+    """The problem response to a refusal of the core: its code's status and headers."""
+    headers = CODE_HEADERS[exc.code](exc.extra) if exc.code in CODE_HEADERS else None
+    return problem(status_of(exc.code), exc.code, exc.detail, headers, **exc.extra)
+
+
 def install(app: Flask) -> None:
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError) -> Response:
         return problem(exc.status, exc.code, exc.detail, exc.headers, **exc.extra)
+
+    @app.errorhandler(GameError)
+    def _game_error(exc: GameError) -> Response:
+        return game_problem(exc)
 
     @app.errorhandler(StoreUnavailable)
     def _store_down(exc: StoreUnavailable) -> Response:

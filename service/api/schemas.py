@@ -12,8 +12,8 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.engine import game
+from service.referee import clocks
 
-from . import clocks
 from .names import validate_name
 from .problems import ApiError
 

@@ -14,13 +14,13 @@ import hmac
 import orjson
 from flask import Blueprint, Response, current_app, request
 
+from service.referee import admin, tokens
+from service.referee.games import Games
 from service.store import Outcome
 
-from . import admin, tokens
-from .gameplay import Games
 from .problems import ApiError
+from .request_parts import SEAT, game_id_of, idempotency_key
 from .responses import json_response
-from .routes import SEAT, game_id_of, idempotency_key
 
 seats_bp = Blueprint("v1_seats", __name__, url_prefix="/v1")
 

@@ -17,14 +17,15 @@ import orjson
 from flask import Blueprint, Response, current_app, request
 from marshmallow import ValidationError, fields, validate
 
+from service.referee import clocks, tokens
+from service.referee.errors import not_found
+from service.referee.games import SEP, Games, fingerprint
 from service.store import CommitResult, IdemRecord, Outcome, Stored
 from service.webhooks import addresses, events, signing
 
-from . import clocks, tokens
-from .gameplay import SEP, Games, fingerprint, not_found
 from .problems import ApiError
+from .request_parts import game_id_of, games, idempotency_key, invalid, json_body
 from .responses import json_response
-from .routes import game_id_of, games, idempotency_key, invalid, json_body
 from .schemas import Strict
 
 bp = Blueprint("webhooks", __name__, url_prefix="/v1")

@@ -7,7 +7,7 @@ that Redis is a cache.
   (`python -m service.archive copy`, or one of `python -m service.worker`'s jobs: `jobs()`).
 
 Putting a game back from the archive needs the rules, so it lives in the API
-(service/api/archiving.py), which also tells the copier what a state says (`describe`).
+(service/referee/restore.py), which also tells the copier what a state says (`describe`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import socket
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from service.api.config import Settings
+    from service.jobs.runner import Job
+    from service.referee.settings import Settings
     from service.store import GameStore
-    from service.worker.runner import Job
 
 
 def consumer_name() -> str:
@@ -31,11 +31,11 @@ def jobs(store: GameStore, settings: Settings | None = None, *, consumer: str | 
          batch: int = 100, claim_idle_ms: int = 30_000) -> list[Job]:
     """The archive's background jobs for a worker: the copier when DATABASE_URL is set, else
     none. `python -m service.worker` runs them beside its own."""
-    from service.api.archiving import describe
-    from service.api.config import Settings
+    from service.referee.restore import describe
+    from service.referee.settings import Settings
+    from service.store.archive import Archive
 
     from .copier import ArchiveCopier
-    from .db import Archive
 
     settings = settings or Settings.from_env()
     if not settings.database_url:

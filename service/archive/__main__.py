@@ -16,8 +16,8 @@ import signal
 import sys
 import threading
 
-from service.api import logs
-from service.api.config import Settings
+from service.observability import logs
+from service.referee.settings import Settings
 
 from . import jobs
 from .migrate import migrate, pending
@@ -65,13 +65,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def copy_until_stopped(store, settings: Settings, args: argparse.Namespace) -> int:
-    from service.worker.runner import Runner
+    from service.jobs.runner import Runner
 
     assert settings.database_url  # main() stops first without one
     if pending(settings.database_url):
         log.error("the archive schema is not up to date: run `python -m service.archive migrate`")
         return 2
-    from service.api import metrics as api_metrics
+    from service.observability import metrics as api_metrics
 
     # Under PROMETHEUS_MULTIPROC_DIR (the image sets it) values live in files there.
     api_metrics.prepare()

@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 import orjson
 import psycopg
 
+from service.jobs.runner import OutboxConsumer
 from service.store import GameStore, OutboxItem
-from service.worker.runner import OutboxConsumer
+from service.store.archive import Archive, Batch, Header, Move
 
 from . import metrics
-from .db import Archive, Batch, Header, Move
 
 log = logging.getLogger(__name__)
 

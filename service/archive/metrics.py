@@ -1,5 +1,6 @@
-"""The archive's Prometheus metrics (deploy/README.md section 8): the copier's, in the process
-that runs it (the worker, or `python -m service.archive copy`), and the rebuilds', in the API."""
+"""The archive copier's Prometheus metrics (deploy/README.md section 8), in the process that runs
+it (the worker, or `python -m service.archive copy`). The rebuilds' are the core's
+(service/observability/metrics.py)."""
 
 from __future__ import annotations
 
@@ -34,15 +35,4 @@ BAD_CHANGES = Counter(
     "aos_archive_bad_changes_total",
     "Outbox changes the copier could not read or PostgreSQL refused: left pending, taken again "
     "after the claim time, and logged each time (event archive_bad_change).",
-)
-RESTORES = Counter(
-    "aos_archive_restores_total",
-    "Games looked for in the archive because they were not in Redis, by outcome: restored, "
-    "absent (not archived either: 404), raced (another request put it back first).",
-    ["outcome"],
-)
-RESTORE_SECONDS = Histogram(
-    "aos_archive_restore_seconds",
-    "Time to rebuild a game from the archive and put it back in Redis.",
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )

@@ -134,7 +134,7 @@ class PostgresKeys(KeyRegistry):
     migrate`)."""
 
     def __init__(self, dsn: str) -> None:
-        from service.archive.db import Archive  # psycopg only where a database is configured
+        from service.store.archive import Archive  # psycopg only where a database is configured
 
         self._db = Archive(dsn, max_size=2)
 

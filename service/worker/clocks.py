@@ -16,11 +16,11 @@ from collections.abc import Callable
 
 import orjson
 
-from service.api import clocks
-from service.api.gameplay import Games
-from service.api.problems import ApiError
-from service.api.responses import etag
 from service.engine import game
+from service.referee import clocks
+from service.referee.conditions import etag
+from service.referee.errors import GameError
+from service.referee.games import Games
 from service.store import ClaimedClock
 
 from . import metrics
@@ -75,10 +75,10 @@ class ClockJob:
         try:
             self.games.apply(game_id, seat, move, if_match=etag(stored.version), idempotency_key=None,
                              stored=stored, by="clock")
-        except ApiError as exc:
-            if exc.status == 412:
+        except GameError as exc:
+            if exc.code == "VERSION_MISMATCH":
                 return "moved"  # a move came first; its commit set the clock anew
-            if exc.status == 404:
+            if exc.code == "GAME_NOT_FOUND":
                 self.store.set_clock(game_id, claimed.lease, None)
                 return "cleared"
             log.error("clock move failed", extra={"fields": {

@@ -23,16 +23,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from service import archive
-from service.api import logs
-from service.api.config import Settings
-from service.api.gameplay import Games
+from service.jobs.runner import Job, Runner
+from service.observability import logs
+from service.referee.games import Games
+from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
 from . import metrics
 from .clocks import ClockJob
 from .config import WorkerSettings
-from .runner import Job, Runner
 from .webhooks import WebhookDeliveries, WebhookOutbox
 
 log = logging.getLogger("service.worker")

@@ -29,13 +29,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import orjson
 
+from service.jobs.runner import OutboxConsumer
 from service.store import Delivery, GameStore, OutboxItem
 from service.webhooks import addresses, events, sender, signing
 from service.webhooks.sealing import Sealer, SealError
 
 from . import metrics
 from .config import WorkerSettings
-from .runner import OutboxConsumer
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from openapi_core.validation.response.validators import V31ResponseHeadersValida
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.api import create_app
-from service.api.config import Settings
+from service.referee.settings import Settings
 from service.store import GameStore, MemoryStore, RedisStore
 
 SPEC = Path(__file__).parents[2] / "openapi.yaml"

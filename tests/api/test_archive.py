@@ -11,11 +11,11 @@ from functools import cache
 import orjson
 import psycopg
 
-from service.api.archiving import describe
 from service.archive.copier import ArchiveCopier
-from service.archive.db import Archive
 from service.engine.playout import play_random_game
+from service.referee.restore import describe
 from service.store import MemoryStore, RedisStore
+from service.store.archive import Archive
 
 
 @cache

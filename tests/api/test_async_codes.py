@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from service.api import takeback, undo
+from service.referee import takeback, undo
 
 ROOT = Path(__file__).resolve().parents[2]
 RESPONSES = ("UndoRefused", "TakebackRefused", "TakebackAnswerRefused", "OrdersRefused")

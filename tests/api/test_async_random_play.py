@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from service.api import create_app
-from service.api.config import Settings
 from service.engine import game
 from service.engine.playout import RandomPlayer
 from service.engine.state import cubes_in_play
+from service.referee.settings import Settings
 from service.store import MemoryStore
 from tests.engine.test_random_play import TOTAL_CUBES
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
+from service.api.error_codes import status_of
+from service.referee.errors import GameError
+
 
 def first_move(api, game: dict) -> tuple[str, int, dict]:
     gid, seat = game["game_id"], game["active_seat"]
@@ -88,11 +93,7 @@ def test_a_losing_writer_is_rejudged_against_the_new_state(api) -> None:
     games = api.app.extensions["aos.games"]
     stale = games.load(gid)
     assert api.move(gid, token, move).status_code == 200
-    with api.app.test_request_context():
-        try:
-            games.apply(gid, seat, move, if_match=None, idempotency_key=None, stored=stale)
-        except Exception as exc:  # noqa: BLE001 - the ApiError carries the verdict
-            assert exc.status == 422 and exc.code == "NOT_YOUR_TURN"
-        else:
-            raise AssertionError("a stale writer won")
+    with api.app.test_request_context(), pytest.raises(GameError) as refused:
+        games.apply(gid, seat, move, if_match=None, idempotency_key=None, stored=stale)
+    assert refused.value.code == "NOT_YOUR_TURN" and status_of(refused.value.code) == 422
     assert api.view(gid)["version"] == 1

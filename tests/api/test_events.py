@@ -15,8 +15,8 @@ import pytest
 import yaml
 from openapi_schema_validator import OAS31Validator
 
-from service.api import timeline
-from service.api.gameplay import log_entry, render_at
+from service.referee import timeline
+from service.referee.games import log_entry, render_at
 from service.store import MemoryStore, RedisStore
 
 SPEC = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text(encoding="utf-8"))

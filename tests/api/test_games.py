@@ -287,11 +287,11 @@ def test_legal_moves_are_kept_for_the_second_reader_of_a_version(on: str, api_on
 def test_game_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
     """A leading `-` makes `--game ID` an option to argparse, curl and shells: such ids are drawn
     again (1 in 64 of token_urlsafe's)."""
-    from service.api import gameplay
+    from service.referee import games
 
     drawn = iter(["-Fx1abcdefghijklm", "_Fx1abcdefghijklm", "Fx1abcdefghijklm"])
-    monkeypatch.setattr(gameplay.secrets, "token_urlsafe", lambda n: next(drawn))
-    assert gameplay._random_id(None) == "_Fx1abcdefghijklm"
+    monkeypatch.setattr(games.secrets, "token_urlsafe", lambda n: next(drawn))
+    assert games._random_id(None) == "_Fx1abcdefghijklm"
     monkeypatch.undo()
     # Without the redraw, 3,000 ids hold a leading dash with probability 1 - (63/64)**3000.
-    assert not [i for i in (gameplay._random_id(None) for _ in range(3000)) if i.startswith("-")]
+    assert not [i for i in (games._random_id(None) for _ in range(3000)) if i.startswith("-")]

@@ -11,8 +11,8 @@ import random
 import re
 import string
 
-from service.api import metrics
 from service.api.instrumentation import METHODS, UNMATCHED
+from service.observability import metrics
 
 LABEL = re.compile(r'(\w+)="([^"]*)"')
 

@@ -8,8 +8,9 @@ import logging
 import pytest
 from prometheus_client import REGISTRY
 
-from service.api import create_app, logs, metrics
-from service.api.config import Settings
+from service.api import create_app
+from service.observability import logs, metrics
+from service.referee.settings import Settings
 from service.store import CommitResult, MemoryStore, Outcome, RedisStore
 
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from service.api.config import Settings
 from service.api.limits import storage_uri
+from service.referee.settings import Settings
 from service.store import MemoryStore, RedisStore
 from tests.api.conftest import NAMES
 from tests.api.test_hostile import assert_problem

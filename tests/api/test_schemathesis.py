@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from service.api import create_app
-from service.api.config import Settings
+from service.referee.settings import Settings
 from service.store import MemoryStore
 
 # Rate limits are off here: schemathesis sends hundreds of writes a second (test_rate_limits.py);

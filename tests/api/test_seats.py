@@ -8,7 +8,7 @@ import threading
 import orjson
 import pytest
 
-from service.api import admin, tokens
+from service.referee import admin, tokens
 from service.store import Outcome
 
 
@@ -147,7 +147,7 @@ def test_a_claim_racing_a_reissue_refuses_the_old_token(api) -> None:
     store = api.app.extensions["aos.games"].store
     stale = store.load(gid)  # the request read the game here ...
     assert reissue(api, gid, seat, game["admin_token"]).status_code == 200  # ... then this landed
-    with pytest.raises(admin.ApiError) as refused:
+    with pytest.raises(admin.GameError) as refused:
         admin.note_claimed(store, gid, stale, seat, game["seats"][seat]["token"])
     assert refused.value.code == "TOKEN_INVALID"
 

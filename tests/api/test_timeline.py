@@ -6,8 +6,8 @@ import random
 
 import orjson
 
-from service.api import timeline
 from service.engine import game
+from service.referee import timeline
 
 
 def entry(index: int, seat: int, move: dict) -> dict:

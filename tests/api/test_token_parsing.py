@@ -11,8 +11,9 @@ import unicodedata
 
 import pytest
 
-from service.api import tokens
-from service.api.problems import ApiError
+from service.api.error_codes import status_of
+from service.referee import tokens
+from service.referee.errors import GameError
 from service.store import MemoryStore, RedisStore
 
 # Every non-ASCII character Python calls a digit, a decimal or a number.
@@ -41,8 +42,8 @@ def test_the_parser_refuses_every_non_ascii_seat() -> None:
         try:
             tokens.token_game(f"game.{char}.secret", "game")
             wrong.append((f"U+{ord(char):04X}", "accepted"))
-        except ApiError as exc:
-            if (exc.status, exc.code) != (401, "TOKEN_INVALID"):
+        except GameError as exc:
+            if (status_of(exc.code), exc.code) != (401, "TOKEN_INVALID"):
                 wrong.append((f"U+{ord(char):04X}", exc.code))
         except Exception as exc:  # noqa: BLE001 - a crash is what this test looks for
             wrong.append((f"U+{ord(char):04X}", repr(exc)))

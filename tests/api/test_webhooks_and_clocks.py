@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.api.clocks import parse_ms, rfc3339
+from service.referee.clocks import parse_ms, rfc3339
 from service.store import MemoryStore
 
 

@@ -9,9 +9,9 @@ from functools import cache
 import orjson
 import psycopg
 
-from service.api.gameplay import Games
 from service.engine.playout import play_random_game
-from service.worker.runner import OutboxConsumer
+from service.jobs.runner import OutboxConsumer
+from service.referee.games import Games
 
 
 @cache

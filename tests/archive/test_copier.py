@@ -11,13 +11,13 @@ import orjson
 import pytest
 from archive_games import archived_entries, create, drain, play, query, script
 
-from service.api.archiving import describe
-from service.api.config import Settings
-from service.api.gameplay import Games
 from service.archive import metrics
 from service.archive.copier import SNAPSHOT_EVERY, ArchiveCopier
-from service.archive.db import Archive, Batch, Move
+from service.referee.games import Games
+from service.referee.restore import describe
+from service.referee.settings import Settings
 from service.store import GameStore, MemoryStore, RedisStore, StoreUnavailable
+from service.store.archive import Archive, Batch, Move
 from service.store.keys import game_keys
 
 CACHE_TTL = 600

@@ -17,13 +17,13 @@ from pathlib import Path
 from archive_games import archived_entries, create, play, query, script
 from pg_cluster import free_port
 
-from service.api.archiving import describe
-from service.api.config import Settings
-from service.api.gameplay import Games
 from service.archive.copier import ArchiveCopier
-from service.archive.db import Archive
+from service.jobs.runner import Runner
+from service.referee.games import Games
+from service.referee.restore import describe
+from service.referee.settings import Settings
 from service.store import RedisStore
-from service.worker.runner import Runner
+from service.store.archive import Archive
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 import orjson
 from archive_games import create, drain, play, query, script
 
-from service.api import timeline
-from service.api.archiving import describe, rebuild
-from service.api.config import Settings
-from service.api.gameplay import Games, log_entry
 from service.archive.copier import ArchiveCopier
-from service.archive.db import Archive, ArchivedGame
 from service.engine import game
+from service.referee import timeline
+from service.referee.games import Games, log_entry
+from service.referee.restore import describe, rebuild
+from service.referee.settings import Settings
 from service.store import MemoryStore
+from service.store.archive import Archive, ArchivedGame
 
 MOVES = script("rust_belt", 3, "rebuild")
 

@@ -19,7 +19,7 @@ from client_test_servers import free_port
 from werkzeug.serving import make_server
 
 from service.api import create_app
-from service.api.config import Settings
+from service.referee.settings import Settings
 from service.store import MemoryStore
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import orjson
 
-from service.api.config import Settings
+from service.referee.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 

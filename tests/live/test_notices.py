@@ -8,8 +8,8 @@ import time
 
 import orjson
 
-from service.api.event_source import GameEvents
 from service.live import Hub, RedisNotices, notices_for
+from service.referee.live_source import GameEvents
 from service.store import RedisStore
 from service.store.keys import SHARDS, shard_of
 

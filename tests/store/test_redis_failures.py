@@ -123,7 +123,7 @@ def test_a_socket_closed_under_every_try_is_a_store_failure_then_a_503(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from service.api import create_app
-    from service.api.config import Settings
+    from service.referee.settings import Settings
 
     store = RedisStore(redis_url, retries=2)
     app = create_app(store=store, settings=Settings()).test_client()

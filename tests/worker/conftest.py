@@ -20,7 +20,7 @@ import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from service.api import create_app
-from service.api.config import Settings
+from service.referee.settings import Settings
 from service.store import RedisStore
 
 REPO = Path(__file__).resolve().parents[2]

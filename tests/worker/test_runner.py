@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from service.jobs.runner import OutboxConsumer, Runner
 from service.store import GameStore, MemoryStore, OutboxItem
-from service.worker.runner import OutboxConsumer, Runner
 
 
 class Recorder(OutboxConsumer):

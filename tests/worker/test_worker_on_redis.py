@@ -98,13 +98,13 @@ def test_a_one_second_clock_makes_the_default_move_in_every_phase(api, start_wor
 
 
 def ms(text: str) -> int:
-    from service.api.clocks import parse_ms
+    from service.referee.clocks import parse_ms
 
     return parse_ms(text)
 
 
 def api_time(value: int) -> str:
-    from service.api.clocks import rfc3339
+    from service.referee.clocks import rfc3339
 
     return rfc3339(value)
 

@@ -10,19 +10,19 @@ from collections.abc import Callable, Sequence
 
 import orjson
 
-from service.archive import metrics
-from service.archive.db import Archive, ArchivedGame
 from service.engine import game
 from service.engine.layout import State
+from service.observability import metrics
 from service.store import GameExists, GameStore
+from service.store.archive import Archive, ArchivedGame
 
 from . import timeline
-from .config import Settings
+from .settings import Settings
 
 log = logging.getLogger(__name__)
 
 # (state, game id, version, meta, log entries) -> the view's bytes, exactly as a commit writes
-# them, and the clock's deadline (gameplay.render_at).
+# them, and the clock's deadline (games.render_at).
 Render = Callable[[State, str, int, bytes, Sequence[dict]], tuple[bytes, float | None]]
 Restore = Callable[[str], bool]
 

@@ -19,7 +19,7 @@ from service.live import Batch, Event, GameGone, VersionAhead
 from service.store import GameStore
 
 from . import timeline
-from .gameplay import render_at
+from .games import render_at
 
 
 @dataclass(frozen=True, slots=True)

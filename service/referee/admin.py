@@ -22,7 +22,7 @@ import orjson
 from service.store import GameStore, Outcome, Stored
 
 from . import tokens
-from .problems import ApiError
+from .errors import GameError
 
 ADMIN = "admin"
 CLAIM_ATTEMPTS = 4  # compare-and-sets of the metadata before a claim is given up as contended
@@ -40,8 +40,8 @@ def admin_token(game_id: str, idempotency_key: str | None, salt: str) -> tuple[s
     return token, tokens.digest(token)
 
 
-def _invalid(detail: str) -> ApiError:
-    return ApiError(401, "TOKEN_INVALID", detail, headers={"WWW-Authenticate": "Bearer"})
+def _invalid(detail: str) -> GameError:
+    return GameError("TOKEN_INVALID", detail)
 
 
 def admin_bearer(header: str | None, game_id: str) -> str:
@@ -51,9 +51,9 @@ def admin_bearer(header: str | None, game_id: str) -> str:
     if len(parts) != 3:
         raise _invalid("this is not a game-admin token")
     if parts[0] != game_id:
-        raise ApiError(403, "TOKEN_OTHER_GAME", "the token is for another game")
+        raise GameError("TOKEN_OTHER_GAME", "the token is for another game")
     if parts[1] != ADMIN:
-        raise ApiError(403, "ADMIN_TOKEN_REQUIRED", "this needs the game-admin token, not a seat token")
+        raise GameError("ADMIN_TOKEN_REQUIRED", "this needs the game-admin token, not a seat token")
     return token
 
 
@@ -84,7 +84,7 @@ def note_claimed(store: GameStore, game_id: str, stored: Stored, seat: int, toke
             return
         reloaded = store.load(game_id)
         if outcome is Outcome.MISSING or reloaded is None:
-            raise ApiError(404, "GAME_NOT_FOUND", f"no game {game_id!r} (never created, or expired)")
+            raise GameError("GAME_NOT_FOUND", f"no game {game_id!r} (never created, or expired)")
         raw = reloaded.meta
     # Only a storm of reissues gets here; the token was valid at each look, so let it through
     # unmarked rather than refuse a legitimate move.

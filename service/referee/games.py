@@ -1,4 +1,4 @@
-"""What each request does with the engine and the store. No HTTP here beyond ApiError: the routes
+"""What each request does with the engine and the store. No HTTP here beyond GameError: the routes
 parse the request, this module decides, the routes shape the response."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import orjson
 from service.engine import game, words
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, Move, State
+from service.observability import metrics
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, archiving, clocks, metrics, orders, timeline, tokens
-from .config import Settings
-from .problems import ApiError
-from .responses import etag, etag_matches
+from . import admin, clocks, orders, restore, timeline, tokens
+from .conditions import etag_matches
+from .errors import GameError, not_found
+from .settings import Settings
 
 T = TypeVar("T")
 
@@ -59,7 +60,7 @@ class Change:
 
 
 # Makes the change of a request from the game as loaded and the commit's time (unix ms: the log
-# entries' `at`, from which the clock's deadline counts); raises ApiError when it is refused.
+# entries' `at`, from which the clock's deadline counts); raises GameError when it is refused.
 Plan = Callable[[Stored, int], Change]
 # Makes a retry's answer again from what the first commit stored after the fingerprint.
 Replay = Callable[[str, bytes], Applied]
@@ -118,20 +119,16 @@ def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int
     return orjson.dumps(full_view(state, game_id, version, takeback=takeback, clock=clock, since_ms=at_ms))
 
 
-def illegal(exc: IllegalMove, **extra: Any) -> ApiError:
-    return ApiError(422, exc.code, exc.detail, **{**exc.extra, **extra})
-
-
-def not_found(game_id: str) -> ApiError:
-    return ApiError(404, "GAME_NOT_FOUND", f"no game {game_id!r} (never created, or expired)")
+def illegal(exc: IllegalMove, **extra: Any) -> GameError:
+    return GameError(exc.code, exc.detail, **{**exc.extra, **extra})
 
 
 class Games:
     def __init__(self, store: GameStore, settings: Settings) -> None:
         self.store = store
         self.settings = settings
-        # With an archive, a game that left the store is put back from it (archiving.py).
-        self.restore = archiving.restorer(store, settings, render_at)
+        # With an archive, a game that left the store is put back from it (restore.py).
+        self.restore = restore.restorer(store, settings, render_at)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -165,7 +162,7 @@ class Games:
             return stored.version, kept
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
-            raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {seat}")
+            raise GameError("NO_SUCH_SEAT", f"this game has no seat {seat}")
         moves = words.with_texts(state, seat, game.legal_moves(state, seat))
         body = orjson.dumps(
             {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves})
@@ -259,11 +256,11 @@ class Games:
                 assert key is not None  # only a create with a key leaves a record
                 replayed = self._replay_create(prior, fp, key)
                 if replayed is None:
-                    raise ApiError(503, "STORE_UNAVAILABLE", "the create's record names no game; retry")
+                    raise GameError("STORE_UNAVAILABLE", "the create's record names no game; retry")
                 return replayed
             metrics.GAMES_CREATED.labels(map=state["map"]).inc()
             return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
-        raise ApiError(503, "STORE_UNAVAILABLE", "could not find a free game id")
+        raise GameError("STORE_UNAVAILABLE", "could not find a free game id")
 
     def _create_retry_ttl(self) -> int:
         # A record never outlives its game, so a retry never points at a game that is gone.
@@ -275,23 +272,21 @@ class Games:
         if "record" in body:
             return self._replay(body["record"], options, at_ms)
         if body["map"] not in playable_maps():
-            raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {body['map']} are not yet playable")
+            raise GameError("MAP_NOT_PLAYABLE", f"games on {body['map']} are not yet playable")
         seed_given = "seed" in body
         seed = body["seed"] if seed_given else secrets.token_hex(16)
         names = [p["name"] for p in body["players"]]
         try:
             state = game.new_game(body["map"], names, seed, options, seed_given=seed_given)
         except SetupError as exc:
-            raise ApiError(422, exc.code, exc.detail) from None
+            raise GameError(exc.code, exc.detail) from None
         return state, []
 
     def _replay(self, record: dict, options: dict, at_ms: int) -> tuple[State, list[bytes]]:
         if record["map"] not in playable_maps():
-            raise ApiError(422, "MAP_NOT_PLAYABLE", f"games on {record['map']} are not playable")
+            raise GameError("MAP_NOT_PLAYABLE", f"games on {record['map']} are not playable")
         if record["rules_version"] != game.RULES_VERSION:
-            raise ApiError(
-                422,
-                "RULES_VERSION_MISMATCH",
+            raise GameError("RULES_VERSION_MISMATCH",
                 f"the record was played under {record['rules_version']!r}; "
                 f"this service plays {game.RULES_VERSION!r}",
             )
@@ -299,9 +294,9 @@ class Games:
         try:
             state = game.new_game(record["map"], names, record["seed"], options)
         except SetupError as exc:
-            raise ApiError(422, exc.code, exc.detail) from None
+            raise GameError(exc.code, exc.detail) from None
         if game.view(state)["seed_commitment"] != record["seed_commitment"]:
-            raise ApiError(422, "SEED_COMMITMENT_MISMATCH", "the seed does not match its commitment")
+            raise GameError("SEED_COMMITMENT_MISMATCH", "the seed does not match its commitment")
         log = []
         for index, entry in enumerate(record["moves"]):
             try:
@@ -327,11 +322,11 @@ class Games:
         """The first answer to a create, for its retry; None when its game is gone."""
         prior_fp, salt, raw_id, version = prior.split(SEP, 3)
         if prior_fp != fp:
-            raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another body")
+            raise GameError("IDEMPOTENCY_KEY_REUSED", "this key was used with another body")
         game_id = raw_id.decode()
         try:
             view = orjson.loads(self.view_at(game_id, int(version)))
-        except ApiError as exc:
+        except GameError as exc:
             if exc.code == "GAME_NOT_FOUND":
                 return None
             raise
@@ -430,11 +425,8 @@ class Games:
             idem_ttl = self.settings.request_replay_ttl
         for _ in range(self.settings.max_commit_attempts):
             if if_match is not None and not etag_matches(if_match, stored.version):
-                raise ApiError(
-                    412,
-                    "VERSION_MISMATCH",
+                raise GameError("VERSION_MISMATCH",
                     f"the game is at version {stored.version}",
-                    headers={"ETag": etag(stored.version)},
                     version=stored.version,
                 )
             # One commit time for the log entries, the clock set and the view's deadline.
@@ -471,17 +463,14 @@ class Games:
             # Another writer got in first: judge the request again against the game as it is now.
             metrics.STORE_RETRIES.labels(op="commit", reason="version_conflict").inc()
             stored = self.load(game_id)
-        raise ApiError(
-            429,
-            "CONTENTION",
+        raise GameError("CONTENTION",
             "too many concurrent moves on this game; retry",
-            headers={"Retry-After": "1"},
         )
 
     def _replayed(self, game_id: str, prior: bytes, fp: bytes, replay: Replay) -> Applied:
         prior_fp, record = prior.split(SEP, 1)
         if prior_fp != fp:
-            raise ApiError(422, "IDEMPOTENCY_KEY_REUSED", "this key was used with another request")
+            raise GameError("IDEMPOTENCY_KEY_REUSED", "this key was used with another request")
         return replay(game_id, record)
 
     def replay_moved(self, game_id: str, record: bytes) -> Applied:
@@ -558,7 +547,7 @@ class CreateKey:
     @classmethod
     def of(cls, key: str) -> CreateKey:
         if len(key) < MIN_CREATE_KEY_LENGTH:
-            raise ApiError(400, "BAD_IDEMPOTENCY_KEY",
+            raise GameError("BAD_IDEMPOTENCY_KEY",
                            f"an Idempotency-Key on a create stands for the seats' tokens: use a "
                            f"secret of at least {MIN_CREATE_KEY_LENGTH} characters (e.g. a UUID)")
         digest = hashlib.sha256(b"aos-create:" + key.encode()).hexdigest()

@@ -50,6 +50,18 @@ GAMES_CREATED = Counter(
     "aos_games_created_total", "Games created (replayed records included), by map.", ["map"]
 )
 
+RESTORES = Counter(
+    "aos_archive_restores_total",
+    "Games looked for in the archive because they were not in Redis, by outcome: restored, "
+    "absent (not archived either: 404), raced (another request put it back first).",
+    ["outcome"],
+)
+RESTORE_SECONDS = Histogram(
+    "aos_archive_restore_seconds",
+    "Time to rebuild a game from the archive and put it back in Redis.",
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+
 
 def multiprocess_dir() -> str | None:
     """prometheus_client's multi-process directory, if set (an empty value means unset)."""

@@ -17,7 +17,7 @@ from service.engine.layout import State
 from service.store import Stored
 
 from . import orders, takeback, timeline
-from .gameplay import (
+from .games import (
     SEP,
     Applied,
     Change,

@@ -9,7 +9,7 @@ import hmac
 import re
 import secrets
 
-from .problems import ApiError
+from .errors import GameError
 
 # The seat of a token is one ASCII digit. Not str.isdigit(): it takes '²' (which int() refuses)
 # and '٣' (which int() reads as 3), neither of which a token of ours holds.
@@ -38,20 +38,14 @@ def digest(token: str) -> str:
 def bearer(header: str | None) -> str:
     """The token of an `Authorization: Bearer <token>` header; 401 when there is none."""
     if not header:
-        raise ApiError(
-            401,
-            "TOKEN_MISSING",
+        raise GameError("TOKEN_MISSING",
             "send the seat token: Authorization: Bearer <token>",
-            headers={"WWW-Authenticate": "Bearer"},
         )
     scheme, _, token = header.partition(" ")
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
-        raise ApiError(
-            401,
-            "TOKEN_INVALID",
+        raise GameError("TOKEN_INVALID",
             "the Authorization header is not a Bearer token",
-            headers={"WWW-Authenticate": "Bearer"},
         )
     return token
 
@@ -60,11 +54,10 @@ def token_game(token: str, game_id: str) -> tuple[str, int]:
     """Check a token's form and game before the game is loaded: (token, its seat)."""
     parts = token.split(".")
     if len(parts) != 3 or not SEAT_DIGIT.fullmatch(parts[1]):
-        raise ApiError(
-            401, "TOKEN_INVALID", "this is not a seat token", headers={"WWW-Authenticate": "Bearer"}
+        raise GameError("TOKEN_INVALID", "this is not a seat token"
         )
     if parts[0] != game_id:
-        raise ApiError(403, "TOKEN_OTHER_GAME", "the token is for another game")
+        raise GameError("TOKEN_OTHER_GAME", "the token is for another game")
     return token, int(parts[1])
 
 
@@ -72,7 +65,6 @@ def verify(token: str, seat: int, hashes: list[str]) -> int:
     """The token's seat, if the token is that seat's; 401 otherwise."""
     expected = hashes[seat] if seat < len(hashes) else "0" * 64
     if not hmac.compare_digest(digest(token), expected) or seat >= len(hashes):
-        raise ApiError(
-            401, "TOKEN_INVALID", "the token is not this game's", headers={"WWW-Authenticate": "Bearer"}
+        raise GameError("TOKEN_INVALID", "the token is not this game's"
         )
     return seat

@@ -17,7 +17,7 @@ from service.engine import game
 from service.engine.layout import State
 
 from . import timeline
-from .problems import ApiError
+from .errors import GameError
 
 NOTHING_TO_UNDO = "NOTHING_TO_UNDO"
 ANOTHER_SEAT_MOVED = "ANOTHER_SEAT_MOVED"
@@ -25,8 +25,8 @@ RANDOM_OUTCOME_REVEALED = "RANDOM_OUTCOME_REVEALED"
 GAME_FINISHED = "GAME_FINISHED"
 
 
-def refused(code: str, detail: str, **extra: Any) -> ApiError:
-    return ApiError(422, code, detail, **extra)
+def refused(code: str, detail: str, **extra: Any) -> GameError:
+    return GameError(code, detail, **extra)
 
 
 def revealed_random_outcome(before: State, after: State) -> bool:

@@ -1,0 +1,83 @@
+"""The parts of a request the routes read, checked as the contract bounds them: the game id of
+the path, `Idempotency-Key`, `If-Match` / `If-None-Match`, the JSON body and the move in it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Response, current_app, g, request
+from marshmallow import ValidationError
+
+from service.referee.games import Games
+
+from . import bodies
+from .problems import ApiError
+from .responses import etag, strong_tags, well_formed_etags
+from .schemas import UnknownMoveType, load_move
+
+GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+SEAT = re.compile(r"[0-5]")
+VERSION_TAG = re.compile(r"[0-9]{1,12}")
+IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+
+
+def games() -> Games:
+    return current_app.extensions["aos.games"]
+
+
+def game_id_of(value: str) -> str:
+    if not GAME_ID.fullmatch(value):
+        raise ApiError(404, "GAME_NOT_FOUND", "no game has that id")
+    g.game_id = value  # for the logs: only an id of the valid form is ever written there
+    return value
+
+
+def json_body() -> Any:
+    return bodies.json_body()
+
+
+def invalid(exc: ValidationError) -> ApiError:
+    messages = exc.messages if isinstance(exc.messages, dict) else {"_schema": exc.messages}
+    code = "UNKNOWN_MOVE_TYPE" if isinstance(exc, UnknownMoveType) else "VALIDATION_ERROR"
+    return ApiError(400, code, "the body does not match the contract", errors=messages)
+
+
+def idempotency_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is None:
+        return None
+    if not IDEMPOTENCY_KEY.fullmatch(key):
+        raise ApiError(400, "BAD_IDEMPOTENCY_KEY", "Idempotency-Key is 1-255 visible ASCII chars")
+    return key
+
+
+def precondition(name: str) -> str | None:
+    """An If-Match / If-None-Match header, bounded as the contract says."""
+    value = request.headers.get(name)
+    if value is not None and len(value) > 1024:
+        raise ApiError(400, "BAD_HEADER", f"{name} is at most 1024 characters")
+    if value is not None and not well_formed_etags(value):
+        # An unquoted `If-Match: 3` would match no tag and be answered "the game is at version
+        # 3" by a 412: say what is wrong instead.
+        example = f'{name}: "3"'
+        raise ApiError(400, "BAD_ETAG", f"{name} takes quoted versions, e.g. {example} (not {value[:40]!r})")
+    return value
+
+
+def if_match() -> str | None:
+    """The If-Match header of a write, bounded and checked, with weak tags left out: If-Match
+    compares strongly (RFC 9110 13.1.1), so `W/"3"` never matches, even at version 3."""
+    return strong_tags(precondition("If-Match"))
+
+
+def read_move() -> tuple[dict, int | None]:
+    try:
+        return load_move(json_body())
+    except ValidationError as exc:
+        raise invalid(exc) from None
+
+
+def with_etag(response: Response, version: int) -> Response:
+    response.headers["ETag"] = etag(version)
+    return response
