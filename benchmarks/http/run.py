@@ -171,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             stdout=(workdir / "service.log").open("wb"),
             stderr=subprocess.STDOUT,
         )
-        wait_for(f"http://{HOST}:{api_port}/v1/health")
+        wait_for(f"http://{HOST}:{api_port}/v1/health", seconds=180)  # a loaded machine: warm-ups
 
         # The mid-game game, at a build turn of round 3 or later.
         mid = create_game(api_port, mid_seed)
