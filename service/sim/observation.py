@@ -93,7 +93,7 @@ def observation(state, seat: int) -> np.ndarray:
     """The observation of `seat` (a SimState's), as a float32 vector of layout(...).size."""
     engine = state.engine
     lay = layout(engine["map"], len(engine["players"]))
-    obs = np.zeros(lay.size, dtype=np.float32)
+    obs = _static(engine["map"], len(engine["players"])).copy()
     off = lay.offsets
     p = lay.players
     owners = p + 1
@@ -107,9 +107,6 @@ def observation(state, seat: int) -> np.ndarray:
         for e, owner in exits:
             obs[base + e * owners + (0 if owner is None else owner + 1)] = 1
     ms = lay.space.move_space
-    stops = _stop_kinds(engine["map"], p)
-    for k, kind in stops.items():
-        obs[hex_index[k] * hw + ho["stop"] + kind] = 1
     for k in engine["new_cities"]:
         obs[hex_index[k] * hw + ho["stop"] + 2] = 1
     ci = lay.colour_index
@@ -208,6 +205,17 @@ def _map_features(engine: dict, lay: Layout, obs: np.ndarray, ms) -> None:
             obs[off["double_disc"][0] + lay.action_index[variant["double_disc"]]] = 1
         if variant.get("must_drop_out") is not None:
             obs[off["must_drop_out"][0] + variant["must_drop_out"]] = 1
+
+
+@cache
+def _static(map_id: str, players: int) -> np.ndarray:
+    """What every observation of the map holds: its cities and towns (copied, never changed)."""
+    lay = layout(map_id, players)
+    base = np.zeros(lay.size, dtype=np.float32)
+    for k, kind in _stop_kinds(map_id, players).items():
+        base[lay.hex_index[k] * lay.hex_width + lay.hex_offsets["stop"] + kind] = 1
+    base.flags.writeable = False
+    return base
 
 
 @cache
