@@ -251,3 +251,27 @@ class SimState:
         from service.sim.observation import describe
 
         return describe(self, None)
+
+
+# -- the issue's names, as functions -------------------------------------------------------------
+
+def num_distinct_actions(map_id: str, players: int) -> int:
+    return action_space(map_id, players).num_distinct_actions
+
+
+def encode(move: Move, state: SimState) -> int:
+    """The id of a move that is one action (a delivery: state.actions_of(move), its steps)."""
+    return state.space.encode(move)
+
+
+def decode(action: int, state: SimState) -> Move | None:
+    """The listed move the action makes in this state (None: a delivery step, unfinished)."""
+    return state.decode(action)
+
+
+def legal_mask(state: SimState) -> list[bool]:
+    """One flag per action id: whether it is legal now."""
+    mask = [False] * state.space.num_distinct_actions
+    for a in state.legal_actions():
+        mask[a] = True
+    return mask

@@ -150,3 +150,15 @@ def test_a_route_that_could_go_on_past_its_city_ends_with_deliver_stop():
     sim.apply_action(go_on[0])
     assert sim.engine["cubes"][f"{KUT[0]},{KUT[1]}"] == []
     assert sim.engine["players"][1]["income"] == income + 2  # seat 1 owns both links
+
+
+def test_the_functions_of_the_issue():
+    from service.sim.state import decode, encode, legal_mask, num_distinct_actions
+
+    state = SimState.new("madagascar", 5, "names")
+    assert num_distinct_actions("madagascar", 5) == state.space.num_distinct_actions
+    mask = legal_mask(state)
+    assert len(mask) == num_distinct_actions("madagascar", 5)
+    assert [a for a, legal in enumerate(mask) if legal] == state.legal_actions()
+    move = game.legal_moves(state.engine, state.current_player())[3]
+    assert decode(encode(move, state), state) == move
