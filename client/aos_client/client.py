@@ -218,30 +218,57 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return list_of(Webhook.from_dict)(data)
 
+    @overload
     def get_board_svg(
         self,
         game_id: GameId,
         coords: Literal["0", "1"] | None = None,
         v: str | None = None,
         *,
+        if_none_match: None = None,
         timeout: float | None = None,
-    ) -> str:
+    ) -> str: ...
+    @overload
+    def get_board_svg(
+        self,
+        game_id: GameId,
+        coords: Literal["0", "1"] | None = None,
+        v: str | None = None,
+        *,
+        if_none_match: int | str,
+        timeout: float | None = None,
+    ) -> str | None: ...
+    def get_board_svg(
+        self,
+        game_id: GameId,
+        coords: Literal["0", "1"] | None = None,
+        v: str | None = None,
+        *,
+        if_none_match: int | str | None = None,
+        timeout: float | None = None,
+    ) -> str | None:
         """A picture of the board as it stands.
 
         The board a player can play from, as one SVG document: the map with its terrain, cities and
         their goods, named towns, track in its owner's colour and the map's own features, the last
         move outlined in the mover's colour; beside it the round, the phase and whose decision it
         is, each player's cash, income, shares, locomotive and action, the goods display (the
-        columns in play) and a legend. `coords=1` writes each hex's `q,r`, to match the picture to
-        the API's coordinates.
+        columns in play) and a legend; once the game is over, the winner and each player's rank and
+        points. `coords=1` writes on each hex the place players call it by (`place` in `GET
+        /v1/maps/{map}`). With `If-None-Match: "<version>"` it is `304` while the game is at that
+        version.
 
         `GET /v1/games/{game_id}/board.svg` (operationId `getBoardSvg`).
+
+        Returns None on `304 Not Modified` (which only `if_none_match` may bring).
         """
-        data: str = self._request(
+        data: str | None = self._request(
             "GET",
             f"/v1/games/{quote_path(game_id)}/board.svg",
             params={"coords": coords, "v": v},
+            headers={"If-None-Match": etag_of(if_none_match)},
             expect="text",
+            not_modified=True,
             timeout=timeout,
         )
         return data

@@ -102,9 +102,9 @@ class ActionSelectedEvent(Event):
     """A seat took a special action."""
 
     type: Literal["action_selected"] = "action_selected"
-    text: Text | None = None
     seat: Seat
     action: ActionId
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -113,10 +113,10 @@ class ActionsLockedEvent(Event):
     """A map locked actions for the round (e.g. Madagascar's dice)."""
 
     type: Literal["actions_locked"] = "actions_locked"
-    text: Text | None = None
     actions: list[ActionId]
     dice: list[int] | None = None
     double_disc: str | None = None
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -154,9 +154,9 @@ class BidEvent(Event):
     """A seat bid in the auction."""
 
     type: Literal["bid"] = "bid"
-    text: Text | None = None
     seat: Seat
     amount: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -191,9 +191,9 @@ class BidMove(Move):
     """Bid for turn order: more than the high bid, at most the bidder's cash."""
 
     type: Literal["bid"] = "bid"
-    text: MoveText | None = None
     seat: Seat | None = None
     amount: int
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -248,8 +248,8 @@ class BuildEndedEvent(Event):
     """A seat ended its build turn."""
 
     type: Literal["build_ended"] = "build_ended"
-    text: Text | None = None
     seat: Seat
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -260,13 +260,13 @@ class BuildMove(Move):
     """
 
     type: Literal["build"] = "build"
-    text: MoveText | None = None
     seat: Seat | None = None
     hex: Hex
     tracks: list[EdgePair] | None = None
     town_exits: list[Edge] | None = None
     # Read-only: what the build costs (legal-moves).
     cost: int | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -287,11 +287,11 @@ class CityUrbanizedEvent(Event):
     """A new city was placed on a town."""
 
     type: Literal["city_urbanized"] = "city_urbanized"
-    text: Text | None = None
     seat: Seat
     hex: Hex
     new_city: NewCityLetter
     color: Colour
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -404,10 +404,10 @@ class CubeReplacedEvent(Event):
     """Berlin (at setup): a cube was swapped for one of another colour."""
 
     type: Literal["cube_replaced"] = "cube_replaced"
-    text: Text | None = None
     hex: Hex
     removed: Colour
     placed: Colour
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -416,7 +416,6 @@ class DeliverMove(Move):
     """Deliver a goods cube from a city over complete links, in travel order, to a city of its colour."""
 
     type: Literal["deliver"] = "deliver"
-    text: MoveText | None = None
     seat: Seat | None = None
     from_: Hex = field(metadata=json_name("from"))
     color: Colour
@@ -427,6 +426,7 @@ class DeliverMove(Move):
     # Holland's windmill variant only: a cube that starts on a windmill, between two stops, names
     # the stop at the end of its first link that it travels toward.
     toward: Hex | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -435,9 +435,9 @@ class DiceRolledEvent(Event):
     """Goods growth: dice rolled for the light or dark side of the display."""
 
     type: Literal["dice_rolled"] = "dice_rolled"
-    text: Text | None = None
     side: str
     dice: list[int]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -446,8 +446,8 @@ class DropOutMove(Move):
     """Leave the auction; the drop-out order sets the turn order (and what each pays)."""
 
     type: Literal["drop_out"] = "drop_out"
-    text: MoveText | None = None
     seat: Seat | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -464,10 +464,10 @@ class DroppedOutEvent(Event):
     """A seat left the auction, taking that place in the new turn order."""
 
     type: Literal["dropped_out"] = "dropped_out"
-    text: Text | None = None
     seat: Seat
     # its place in the new turn order, 1 first
     place: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -476,8 +476,8 @@ class EndBuildMove(Move):
     """End the build turn (with tiles still to lay, if wanted)."""
 
     type: Literal["end_build"] = "end_build"
-    text: MoveText | None = None
     seat: Seat | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -494,8 +494,8 @@ class ExpensesPaidEvent(Event):
     """Every seat paid $1 per share and locomotive level; what cash did not cover came off income."""
 
     type: Literal["expenses_paid"] = "expenses_paid"
-    text: Text | None = None
     expenses: list[ExpensesPaidEventExpense]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -545,8 +545,8 @@ class GameFinishedEvent(Event):
     """The last round was scored."""
 
     type: Literal["game_finished"] = "game_finished"
-    text: Text | None = None
     scores: list[Score]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -572,13 +572,13 @@ class GoodDeliveredEvent(Event):
     """A cube was delivered: from, to, over which links, and the income each seat got."""
 
     type: Literal["good_delivered"] = "good_delivered"
-    text: Text | None = None
     seat: Seat
     from_: Hex = field(metadata=json_name("from"))
     to: Hex
     color: Colour
     links: list[str]
     income: SeatAmounts
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -587,9 +587,9 @@ class GoodsGrownEvent(Event):
     """Goods growth: cubes moved from display columns to their cities."""
 
     type: Literal["goods_grown"] = "goods_grown"
-    text: Text | None = None
     side: str
     moved: list[GoodsGrownEventMovedItem]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -655,8 +655,8 @@ class IncomeCollectedEvent(Event):
     """Every seat collected its income."""
 
     type: Literal["income_collected"] = "income_collected"
-    text: Text | None = None
     income: SeatAmounts
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -665,8 +665,8 @@ class IncomeReducedEvent(Event):
     """Income reduction by income bracket."""
 
     type: Literal["income_reduced"] = "income_reduced"
-    text: Text | None = None
     reductions: list[IncomeReducedEventReduction]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -685,10 +685,10 @@ class IssueSharesMove(Move):
     """Issue shares for $5 each (Issue Shares phase); `count: 0` issues none."""
 
     type: Literal["issue_shares"] = "issue_shares"
-    text: MoveText | None = None
     seat: Seat | None = None
     # 0 issues none.
     count: int
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -734,10 +734,10 @@ class LocomotiveUpgradedEvent(Event):
     """A seat's locomotive went up a level."""
 
     type: Literal["locomotive_upgraded"] = "locomotive_upgraded"
-    text: Text | None = None
     seat: Seat
     # the new level
     locomotive: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -892,10 +892,10 @@ class MoveUndoneEvent(Event):
     """A seat took back its own last move: the version and the move taken back."""
 
     type: Literal["move_undone"] = "move_undone"
-    text: Text | None = None
     seat: Seat
     version: Version
     move: RecordedMove
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -938,8 +938,8 @@ class OilDrawnEvent(Event):
     """Iraq: the Production holder drew a black cube for an oil field."""
 
     type: Literal["oil_drawn"] = "oil_drawn"
-    text: Text | None = None
     seat: Seat
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -948,10 +948,10 @@ class OilDrumKeptEvent(Event):
     """Iraq: a seat kept an oil drum at a flag."""
 
     type: Literal["oil_drum_kept"] = "oil_drum_kept"
-    text: Text | None = None
     seat: Seat
     flag: str
     drums: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -960,8 +960,8 @@ class OilDrumsCountedEvent(Event):
     """Iraq: oil drums paid their income."""
 
     type: Literal["oil_drums_counted"] = "oil_drums_counted"
-    text: Text | None = None
     income: SeatAmounts
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -970,10 +970,10 @@ class OilFieldFilledEvent(Event):
     """Iraq (at setup): an oil field got its black cubes."""
 
     type: Literal["oil_field_filled"] = "oil_field_filled"
-    text: Text | None = None
     hex: Hex
     roll: int | None = None
     cubes: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -982,9 +982,9 @@ class OilPlacedEvent(Event):
     """Iraq: a black cube was placed on an oil field."""
 
     type: Literal["oil_placed"] = "oil_placed"
-    text: Text | None = None
     seat: Seat
     hex: Hex
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1015,8 +1015,8 @@ class PassMove(Move):
     """Move no good this move-goods round."""
 
     type: Literal["pass"] = "pass"
-    text: MoveText | None = None
     seat: Seat | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1033,10 +1033,10 @@ class PassedEvent(Event):
     """A seat moved no good this move-goods round."""
 
     type: Literal["passed"] = "passed"
-    text: Text | None = None
     seat: Seat
     # the move-goods round, 1 or 2
     round: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1047,9 +1047,9 @@ class PlayerEliminatedEvent(Event):
     """
 
     type: Literal["player_eliminated"] = "player_eliminated"
-    text: Text | None = None
     seat: Seat
     income: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1060,8 +1060,8 @@ class PlayerResignedEvent(Event):
     """
 
     type: Literal["player_resigned"] = "player_resigned"
-    text: Text | None = None
     seat: Seat
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1144,11 +1144,11 @@ class ProduceMove(Move):
     """
 
     type: Literal["produce"] = "produce"
-    text: MoveText | None = None
     seat: Seat | None = None
     placements: list[ProduceMovePlacement]
     # Iraq only.
     oil_field: Hex | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1166,9 +1166,9 @@ class ProductionDrawnEvent(Event):
     """The Production holder drew cubes to place."""
 
     type: Literal["production_drawn"] = "production_drawn"
-    text: Text | None = None
     seat: Seat
     drawn: list[Colour]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1177,10 +1177,10 @@ class ProductionEvent(Event):
     """The Production holder placed cubes on the goods display."""
 
     type: Literal["production"] = "production"
-    text: Text | None = None
     seat: Seat
     placements: list[ProductionEventPlacement]
     returned: list[Colour]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1289,10 +1289,10 @@ class RemoveWallMove(Move):
     """Berlin: the Engineer holder removes a wall disc (costs a tile of the build turn)."""
 
     type: Literal["remove_wall"] = "remove_wall"
-    text: MoveText | None = None
     seat: Seat | None = None
     # The edge between hex `a` (West) and hex `b` (East) where the disc stands.
     edge: RemoveWallMoveEdge
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1320,8 +1320,8 @@ class RoundStartedEvent(Event):
     """A new round began."""
 
     type: Literal["round_started"] = "round_started"
-    text: Text | None = None
     round: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1384,9 +1384,9 @@ class SelectActionMove(Move):
     """Take one of the available special actions (Select Actions phase)."""
 
     type: Literal["select_action"] = "select_action"
-    text: MoveText | None = None
     seat: Seat | None = None
     action: ActionId
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1405,12 +1405,12 @@ class SharesIssuedEvent(Event):
     """A seat issued shares."""
 
     type: Literal["shares_issued"] = "shares_issued"
-    text: Text | None = None
     seat: Seat
     # shares issued
     count: int
     # the cash the shares brought ($5 each)
     cash: int
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1438,9 +1438,9 @@ class TakebackAcceptedEvent(Event):
     """A seat accepted the pending takeback; `waiting`: the seats still to answer."""
 
     type: Literal["takeback_accepted"] = "takeback_accepted"
-    text: Text | None = None
     seat: Seat
     waiting: list[Seat]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1458,9 +1458,9 @@ class TakebackCancelledEvent(Event):
     """The proposer withdrew its takeback proposal."""
 
     type: Literal["takeback_cancelled"] = "takeback_cancelled"
-    text: Text | None = None
     seat: Seat
     to_version: Version
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1478,9 +1478,9 @@ class TakebackDeclinedEvent(Event):
     """A seat asked declined the pending takeback, which ends it."""
 
     type: Literal["takeback_declined"] = "takeback_declined"
-    text: Text | None = None
     seat: Seat
     to_version: Version
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1507,11 +1507,11 @@ class TakebackProposedEvent(Event):
     """A seat proposed going back to `to_version`: the seats asked, the versions it would take back."""
 
     type: Literal["takeback_proposed"] = "takeback_proposed"
-    text: Text | None = None
     seat: Seat
     to_version: Version
     asked: list[Seat]
     versions: list[Version]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1540,10 +1540,10 @@ class TakenBackEvent(Event):
     """The game went back to the state of `to_version`; `versions` were taken back."""
 
     type: Literal["taken_back"] = "taken_back"
-    text: Text | None = None
     to_version: Version
     proposed_by: Seat
     versions: list[Version]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1552,7 +1552,6 @@ class TrackBuiltEvent(Event):
     """A seat built, upgraded or redirected track on a hex."""
 
     type: Literal["track_built"] = "track_built"
-    text: Text | None = None
     seat: Seat
     hex: Hex
     # what the seat paid
@@ -1563,6 +1562,7 @@ class TrackBuiltEvent(Event):
     kind: str
     tracks: list[EdgePair] | None = None
     town_exits: list[Edge] | None = None
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1571,9 +1571,9 @@ class TrackClaimedEvent(Event):
     """Unowned track became a seat's (it extended it)."""
 
     type: Literal["track_claimed"] = "track_claimed"
-    text: Text | None = None
     seat: Seat
     hexes: list[Hex]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1582,9 +1582,9 @@ class TrackUnownedEvent(Event):
     """A seat's unfinished track lost its owner at the end of its build turn."""
 
     type: Literal["track_unowned"] = "track_unowned"
-    text: Text | None = None
     seat: Seat
     hexes: list[Hex]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1593,8 +1593,8 @@ class TurnOrderPassEvent(Event):
     """The Turn Order holder passed in the auction."""
 
     type: Literal["turn_order_pass"] = "turn_order_pass"
-    text: Text | None = None
     seat: Seat
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1603,8 +1603,8 @@ class TurnOrderPassMove(Move):
     """The Turn Order action's one pass in an auction, instead of bidding."""
 
     type: Literal["turn_order_pass"] = "turn_order_pass"
-    text: MoveText | None = None
     seat: Seat | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1613,9 +1613,9 @@ class TurnOrderSetEvent(Event):
     """The auction ended: the new turn order and what each seat paid."""
 
     type: Literal["turn_order_set"] = "turn_order_set"
-    text: Text | None = None
     order: list[Seat]
     payments: list[TurnOrderSetEventPayment]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1643,8 +1643,8 @@ class UpgradeLocomotiveMove(Move):
     """Upgrade the locomotive one level instead of moving a good (once per move-goods phase)."""
 
     type: Literal["upgrade_locomotive"] = "upgrade_locomotive"
-    text: MoveText | None = None
     seat: Seat | None = None
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1661,10 +1661,10 @@ class UrbanizeMove(Move):
     """The Urbanization action: put a new city on a town hex, before the first tile of the build turn."""
 
     type: Literal["urbanize"] = "urbanize"
-    text: MoveText | None = None
     seat: Seat | None = None
     hex: Hex
     new_city: NewCityLetter
+    text: MoveText | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1696,9 +1696,9 @@ class WallFallenEvent(Event):
     """Berlin: the Wall fell; its remaining discs are gone."""
 
     type: Literal["wall_fallen"] = "wall_fallen"
-    text: Text | None = None
     round: int
     discs: list[int]
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1707,11 +1707,11 @@ class WallRemovedEvent(Event):
     """Berlin: a wall disc was removed."""
 
     type: Literal["wall_removed"] = "wall_removed"
-    text: Text | None = None
     seat: Seat
     disc: int
     # The edge between hex `a` (West) and hex `b` (East).
     edge: WallRemovedEventEdge
+    text: Text | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -29,7 +29,7 @@ from .request_parts import (
     read_move,
     with_etag,
 )
-from .responses import etag, json_response, raw_json
+from .responses import etag, etag_matches, json_response, raw_json
 from .schemas import load_create
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
@@ -190,6 +190,12 @@ def get_board(game_id: str) -> Response:
         raise ApiError(400, "BAD_QUERY", "coords is 0 or 1")
     if not VERSION_TAG.fullmatch(request.args.get("v", "0")):
         raise ApiError(400, "BAD_QUERY", "v is a version: digits")
+    if_none_match = precondition("If-None-Match")
+    if if_none_match is not None:
+        # The picture changes only with the version: a page that has it is told so in a few bytes.
+        version = games().version(game_id)
+        if etag_matches(if_none_match, version):
+            return Response(status=304, headers={"ETag": etag(version)})
     version, data = games().view(game_id)
     view = orjson.loads(data)
     # The log only grows: its entry `version - 1` is the move that made this view.

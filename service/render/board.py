@@ -12,6 +12,9 @@ import math
 import re
 from xml.sax.saxutils import escape, quoteattr
 
+from service.engine.places import COMPASS_16, places
+from service.engine.words import Teller
+
 SIZE = 30.0  # hex circumradius in pixels
 MARGIN = 16.0
 PANEL_WIDTH = 420.0
@@ -205,62 +208,48 @@ def _map_features(board: dict, geometry: Geometry) -> list[str]:
 # ---- the last move --------------------------------------------------------------------------------
 
 
-def describe(last: dict | None, names: dict[int, str]) -> str:
-    """The last move in words, for the panel."""
+def describe(last: dict | None, names: dict[int, str], map_id: str | None = None) -> str:
+    """The last move in words, for the panel: the history entry's own `text`, or (an entry
+    written before entries had words) the same words made from its move and events."""
     if not last:
         return "No move yet."
-    who = names.get(last["seat"], f"seat {last['seat']}")
-    move = last["move"]
-    kind = move.get("type")
-    at = move.get("hex")
-    where = f" at ({at['q']}, {at['r']})" if isinstance(at, dict) else ""
-    events = {e.get("type"): e for e in last.get("events", [])}
-    if kind == "issue_shares":
-        return f"{who} issued {move.get('count', 0)} share(s)."
-    if kind == "bid":
-        return f"{who} bid ${move.get('amount')}."
-    if kind == "select_action":
-        return f"{who} took {str(move.get('action', '')).replace('_', ' ')}."
-    if kind == "build":
-        cost = events.get("track_built", {}).get("cost")
-        return f"{who} built track{where}" + (f" for ${cost}." if cost is not None else ".")
-    if kind == "urbanize":
-        return f"{who} placed new city {move.get('new_city')}{where}."
-    if kind == "deliver":
-        links = len(move.get("links", []))
-        return f"{who} delivered a {move.get('color')} cube over {links} link(s)."
-    words = {
-        "drop_out": "dropped out of the auction",
-        "turn_order_pass": "passed with Turn Order",
-        "end_build": "ended the build",
-        "upgrade_locomotive": "upgraded the locomotive",
-        "pass": "passed",
-        "produce": "placed the produced goods",
-        "remove_wall": "removed a wall disc",
-        "resign": "resigned and is out of the game",
-    }
-    return f"{who} {words.get(kind, str(kind).replace('_', ' '))}."
+    if isinstance(last.get("text"), str) and last["text"]:
+        return last["text"] + "."
+    seats = [names.get(s, f"seat {s}") for s in range(max(names, default=-1) + 1)]
+    teller = Teller(map_id or "rust_belt", seats)
+    return teller.entry(last["seat"], last["move"], last.get("events", [])) + "."
+
+
+def wrap(words: str, width: int) -> list[str]:
+    """`words` in lines of at most `width` characters, broken at spaces."""
+    lines: list[str] = []
+    for word in words.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
 
 
 def _last_move_marks(last: dict | None, board: dict, geometry: Geometry) -> list[str]:
-    """The last move outlined on the map in the mover's colour: the hex built or urbanized, the
-    route of a delivery, the wall disc removed."""
+    """The last move marked on the map in the mover's colour, drawn under the track, the
+    cities and the cubes so that it hides none of them: the hex built or urbanized tinted and
+    ringed, the route of a delivery as a broad glow along its track, the wall disc removed
+    ringed."""
     if not last:
         return []
     centres, move = geometry.centres, last["move"]
     colour = _owner_colour(last["seat"])
-    # A white underlay under the mover's dashed colour: it shows on any terrain and any track.
-    under = 'fill="none" stroke="#ffffff" stroke-width="8" stroke-opacity="0.85" stroke-linejoin="round"'
-    style = f'fill="none" stroke="{colour}" stroke-width="4" stroke-dasharray="7 4" stroke-linejoin="round"'
+    ring = f'fill="{colour}" fill-opacity="0.3" stroke="{colour}" stroke-width="4" stroke-linejoin="round"'
     out: list[str] = []
     if move.get("type") in ("build", "urbanize") and isinstance(move.get("hex"), dict):
         h = _hex(move["hex"])
         if h in centres:
-            points = geometry.polygon(centres[h], 0.88)
-            out.append(f'<polygon points="{points}" {under}/>')
-            out.append(f'<polygon class="last-move" points="{points}" {style}/>')
+            out.append(f'<polygon class="last-move" points="{geometry.polygon(centres[h], 0.9)}" {ring}/>')
     elif move.get("type") == "deliver":
         links = {link["id"]: link for link in board.get("links", [])}
+        glow = (f'fill="none" stroke="{colour}" stroke-opacity="0.45" stroke-width="15" '
+                'stroke-linecap="round" stroke-linejoin="round"')
         for link_id in move.get("links", []):
             link = links.get(link_id)
             if link is None:
@@ -268,16 +257,49 @@ def _last_move_marks(last: dict | None, board: dict, geometry: Geometry) -> list
             hexes = [link["stops"][0], *link["hexes"], link["stops"][1]]
             points = " ".join(f"{centres[_hex(h)][0]:.1f},{centres[_hex(h)][1]:.1f}"
                               for h in hexes if _hex(h) in centres)
-            out.append(f'<polyline points="{points}" {under}/>')
-            out.append(f'<polyline class="last-move" points="{points}" {style}/>')
+            out.append(f'<polyline class="last-move" points="{points}" {glow}/>')
     elif move.get("type") == "remove_wall" and isinstance(move.get("edge"), dict):
         a, b = _hex(move["edge"]["a"]), _hex(move["edge"]["b"])
         if a in centres and b in centres:
             (ax, ay), (bx, by) = centres[a], centres[b]
             circle = f'cx="{(ax + bx) / 2:.1f}" cy="{(ay + by) / 2:.1f}" r="{SIZE / 2:.1f}"'
-            out.append(f"<circle {circle} {under}/>")
-            out.append(f'<circle class="last-move" {circle} {style}/>')
+            out.append(f'<circle class="last-move" {circle} {ring}/>')
     return out
+
+
+def _fit(name: str, width: float, size: float, minimum: float = 6.0) -> tuple[list[str], float]:
+    """A name in one or two lines and the font size at which it fits `width` pixels (bold
+    DejaVu Sans is at most about 0.64 em a character)."""
+    lines = [name]
+    if len(name) * 0.64 * size > width and " " in name:
+        words = name.split(" ")
+        best = min(range(1, len(words)), key=lambda i: max(len(" ".join(words[:i])),
+                                                             len(" ".join(words[i:]))))
+        lines = [" ".join(words[:best]), " ".join(words[best:])]
+    broken = []
+    for line in lines:  # a word too long even in the smallest size: broken, with a hyphen
+        if len(line) * 0.64 * minimum > width:
+            half = (len(line) + 1) // 2
+            broken += [line[:half] + "-", line[half:]]
+        else:
+            broken.append(line)
+    lines = broken
+    longest = max(len(line) for line in lines)
+    return lines, max(minimum, min(size, width / (0.64 * max(1, longest))))
+
+
+WORD_DIRECTION = {"north": "N", "south": "S", "east": "E", "west": "W", "northeast": "NE",
+                  "northwest": "NW", "southeast": "SE", "southwest": "SW"}
+# The compass points as a board writes them: "north-northeast" -> "NNE".
+SHORT_DIRECTION = {name: "".join(WORD_DIRECTION[w] for w in name.split("-")) for name in COMPASS_16}
+
+
+def _short_place(label: str) -> tuple[str, str]:
+    """A hex's place as two short lines for the board: "2 NE of", "Chicago"."""
+    where, _, name = label.partition(" of ")
+    steps, _, direction = where.rpartition(" hexes ")
+    short = SHORT_DIRECTION.get(direction, direction)
+    return (f"{steps} {short} of" if steps else f"{short} of"), name
 
 
 # ---- the map ---------------------------------------------------------------------------------------
@@ -293,6 +315,10 @@ def _draw_map(view: dict, map_info: dict, geometry: Geometry, last: dict | None,
     out.append("</g>")
 
     board = view["board"]
+    marks = _last_move_marks(last, board, geometry)
+    urbanized = _hex(last["move"]["hex"]) if last and last["move"].get("type") == "urbanize" else None
+    if urbanized is None:
+        out.extend(marks)
     out.append('<g class="track" fill="none" stroke-linecap="round" stroke-width="5">')
     for entry in board["tracks"]:
         key = _hex(entry["hex"])
@@ -329,18 +355,38 @@ def _draw_map(view: dict, map_info: dict, geometry: Geometry, last: dict | None,
         fill = CUBE.get(city["colors"][0], "#ffffff") if city["colors"] else "#ffffff"
         out.append(f'<polygon class="city" points="{geometry.polygon((cx, cy))}" fill="{fill}" '
                    f'fill-opacity="0.85" stroke="{INK}" stroke-width="2"/>')
+        if urbanized == key:  # the new city's ring, under its cubes
+            out.extend(marks)
         label = city["name"] or ""
         if city["new_city"]:
             label = f"{city['new_city']} {label}".strip()
-        out += _label(cx, cy - 11, text(label, 14), 10, kind="city-name")
+        # The name fits the hex's width above its cubes: smaller, or on two lines, if long.
+        lines, size = _fit(label, SIZE * 1.55, 10)
+        top = cy - 11 - (len(lines) - 1) * size
+        for i, line in enumerate(lines):
+            out += _label(cx, top + i * size, text(line), size, kind="city-name")
         out.extend(_cubes(city["goods"], cx, cy - 4))
 
-    out.extend(_last_move_marks(last, board, geometry))
     if coords:
-        for q, r in sorted(centres):
-            cx, cy = centres[(q, r)]
-            out += _label(cx, cy + SIZE * 0.82, f"{q},{r}", 8, weight="normal", fill="#343a40",
-                          kind="coord")
+        # Each hex's place as players call it (GET /v1/maps/{map}: `place`), in its lower half,
+        # clear of the names above; a city or a town is called by the name it shows already.
+        named = {_hex(c["hex"]) for c in board["cities"]} | {
+            _hex(t["hex"]) for t in board.get("towns", map_info.get("towns", []))}
+        label = places(map_info["id"]).label if "id" in map_info else {}
+        for h in map_info["hexes"]:
+            at = (h["q"], h["r"])
+            place = h.get("place") or label.get(at)
+            if at in named or not place:
+                continue
+            cx, cy = centres[at]
+            first, second = _short_place(place)
+            out.append(f'<g class="coord" data-place={attr(place)}><title>{text(place)}</title>')
+            out += _label(cx, cy + SIZE * 0.42, text(first), 7, weight="normal", fill="#343a40",
+                          kind="coord-line")
+            size = max(5.5, min(7.0, SIZE * 1.6 / (0.6 * max(1, len(second)))))
+            out += _label(cx, cy + SIZE * 0.42 + 7.5, text(second), round(size, 1), weight="normal",
+                          fill="#343a40", kind="coord-line")
+            out.append("</g>")
     return out
 
 
@@ -353,6 +399,17 @@ def _swatch(x: float, baseline: float, colour: str) -> str:
 
 def _heading(x: float, y: float, words: str) -> str:
     return f'<text x="{x:.1f}" y="{y:.1f}" font-size="12" font-weight="bold" fill="{INK}">{words}</text>'
+
+
+def _result(view: dict, names: dict[int, str]) -> str:
+    """The end in a sentence: who won with how many points."""
+    scores = sorted(view.get("scores") or [], key=lambda s: (s.get("rank") or 99, s["seat"]))
+    winners = [s for s in scores if s.get("rank") == 1 and s.get("points") is not None]
+    if not winners:
+        return "The game is over: no one is left to win."
+    who = " and ".join(names.get(s["seat"], str(s["seat"])) for s in winners)
+    verb = "wins" if len(winners) == 1 else "share the win"
+    return f"The game is over: {who} {verb} with {winners[0]['points']} points."
 
 
 def _action_name(action: str | None) -> str:
@@ -379,45 +436,65 @@ def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> t
                f"{text(status)}</text>")
     y += LINE
     active = view.get("active_seat")
-    if view.get("status") == "finished" or phase == "finished":
-        deciding = "The game is over."
+    finished = view.get("status") == "finished" or phase == "finished"
+    scores = {s["seat"]: s for s in view.get("scores") or []} if finished else {}
+    if finished:
+        deciding = _result(view, names)
     elif active is None:
         deciding = "No decision pending."
     else:
         deciding = f"Deciding: {names.get(active, active)}"
     indent = 0.0
-    if active is not None:
+    if active is not None and not finished:
         out.append(_swatch(x, y, _owner_colour(active)))
         indent = 16.0
-    out.append(f'<text class="deciding" x="{x + indent:.1f}" y="{y:.1f}" font-size="13" font-weight="bold" '
-               f'fill="{INK}">{text(deciding, 40)}</text>')
-    y += LINE + 6
+    for line in wrap(deciding, 46)[:3]:
+        out.append(f'<text class="deciding" x="{x + indent:.1f}" y="{y:.1f}" font-size="13" '
+                   f'font-weight="bold" fill="{INK}">{text(line)}</text>')
+        y += LINE
+    if not finished and view.get("turn_order"):
+        order = " \u2192 ".join(names.get(s, str(s)) for s in view["turn_order"])
+        out.append(f'<text class="turn-order" x="{x:.1f}" y="{y:.1f}" font-size="12" fill="{INK}">'
+                   f"{text('Turn order: ' + order, 60)}</text>")
+        y += LINE
+    y += 6
 
-    # The players.
-    columns = (("", 0), ("player", 16), ("cash", 144), ("income", 186), ("shares", 228),
-               ("loco", 264), ("action", 292))
+    # The players: at the end, by rank with their points.
+    last_column = ("points", 292) if finished else ("action", 292)
+    columns = (("", 0), ("rank" if finished else "player", 16), ("cash", 144), ("income", 186),
+               ("shares", 228), ("loco", 264), last_column)
     for title, dx in columns:
         out.append(f'<text x="{x + dx:.1f}" y="{y:.1f}" font-size="10" fill="#495057">{title}</text>')
     y += LINE - 2
-    order = {seat: i + 1 for i, seat in enumerate(view.get("turn_order", []))}
-    for p in players:
+    rows = sorted(players, key=lambda p: (scores.get(p["seat"], {}).get("rank") or 99, p["seat"])) \
+        if finished else players
+    for p in rows:
         seat = p["seat"]
-        weight = "bold" if seat == active else "normal"
+        score = scores.get(seat)
+        winner = bool(score and score.get("rank") == 1 and score.get("points") is not None)
+        weight = "bold" if seat == active or winner else "normal"
         fill = "#868e96" if p.get("eliminated") else INK
         out.append(_swatch(x, y, _owner_colour(seat)))
         out_of_game = bool(p.get("eliminated"))
         name = text(p["name"], 10 if out_of_game else 11) + (" (out)" if out_of_game else "")
-        if seat in order:
-            name = f"{order[seat]}. {name}"  # its place in the turn order
-        if seat == active:
+        if score is not None and score.get("rank") is not None:
+            name = f"{score['rank']}. {name}"  # its rank at the end
+        if winner:
+            name = "\u2605 " + name
+        elif seat == active and not finished:
             name = "\u25b6 " + name
+        if finished:
+            points = score.get("points") if score else None
+            last_cell = (292, "\u2013" if points is None else str(points), "points")
+        else:
+            last_cell = (292, text(_action_name(p.get("action")), 22), "action")
         cells = [
             (16, name, "name"),
             (144, f"${p.get('cash', 0)}", "cash"),
             (186, str(p.get("income", "")), "income"),
             (228, str(p.get("shares", "")), "shares"),
             (264, str(p.get("locomotive", "")), "locomotive"),
-            (292, text(_action_name(p.get("action")), 22), "action"),
+            last_cell,
         ]
         for dx, value, kind in cells:
             size = 10.5 if kind == "action" else 12
@@ -463,9 +540,14 @@ def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> t
     # The last move.
     out.append(_heading(x, y, "Last move"))
     y += LINE - 2
-    out.append(f'<text class="last-move-text" x="{x:.1f}" y="{y:.1f}" font-size="12" fill="{INK}">'
-               f"{text(describe(last, names), 56)}</text>")
-    y += LINE + 8
+    told = wrap(describe(last, names, view.get("map")), 60)
+    if len(told) > 3:
+        told = [*told[:2], told[2][:59] + "\u2026"]
+    for line in told:
+        out.append(f'<text class="last-move-text" x="{x:.1f}" y="{y:.1f}" font-size="12" fill="{INK}">'
+                   f"{text(line)}</text>")
+        y += LINE - 1
+    y += 9
 
     # The legend.
     out.append(_heading(x, y, "Legend"))
@@ -473,12 +555,15 @@ def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> t
     entries: list[tuple[str, str]] = [
         (f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{UNOWNED}" stroke-width="5" '
          'stroke-linecap="round"/>', "unowned track"),
-        (f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{SEATS[0]}" stroke-width="5" '
-         'stroke-linecap="round"/>', "track in its owner's colour (see the players)"),
+        # Owned track in no one's colour: the players' swatches say whose colour is whose.
+        (f'<line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" stroke="{INK}" stroke-width="5" '
+         f'stroke-linecap="round"/><line x1="{x:.1f}" y1="{{y}}" x2="{x + 16:.1f}" y2="{{y}}" '
+         'stroke="#ffffff" stroke-width="2.5" stroke-linecap="round"/>',
+         "track, in its owner's colour (see the players)"),
         (f'<circle cx="{x + 8:.1f}" cy="{{y}}" r="6" fill="#ffffff" stroke="{INK}" stroke-width="1.5"/>',
          "town"),
-        (f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="none" stroke="{INK}" '
-         'stroke-width="2.5" stroke-dasharray="4 2"/>', "the last move"),
+        (f'<rect x="{x:.1f}" y="{{top}}" width="16" height="11" fill="{INK}" fill-opacity="0.2" '
+         f'stroke="{INK}" stroke-width="2.5"/>', "the last move, in the mover's colour"),
     ]
     present = sorted({h["terrain"] for h in map_info["hexes"]} - {"city"})
     for terrain in present:

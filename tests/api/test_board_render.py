@@ -88,9 +88,10 @@ def test_the_board_of_every_map_renders_and_shows_what_a_player_needs(map_id: st
     for town in view["board"].get("towns", []):
         if town["name"]:
             assert town["name"][:15] in " ".join(texts(root, "town-name"))
+    shown_cities = " ".join(texts(root, "city-name")).replace("- ", "")  # a long name, broken
     for city in view["board"]["cities"]:
         label = f"{city['new_city'] or ''} {city['name'] or ''}".strip()
-        assert any(label[:13] in t for t in texts(root, "city-name")), label
+        assert label in shown_cities, label
     # The last move, in words, and a legend.
     assert texts(root, "last-move-text")[0].startswith(last["move"] and names[last["seat"]])
     assert sum(1 for g in root.iter(f"{SVG}g") if g.get("class") == "legend") >= 6
@@ -120,37 +121,93 @@ def test_cubes_are_readable_at_1x() -> None:
     assert png.getpixel((round(x + 4.5), round(y + 4.5))) == (0xD7, 0x26, 0x3D)
 
 
-def test_the_last_move_is_outlined_in_the_movers_colour() -> None:
+def test_the_last_move_is_marked_in_the_movers_colour_under_track_and_cubes() -> None:
     view, _ = midgame("rust_belt", ["Ann", "Bob", "Cat"], rounds=2)
-    move = {"type": "build", "hex": view["board"]["tracks"][0]["hex"], "tracks": [[0, 3]]}
-    built = {"seat": 2, "move": move, "events": [{"type": "track_built", "cost": 3}]}
+    h = view["board"]["tracks"][0]["hex"]
+    move = {"type": "build", "hex": h, "tracks": [[0, 3]]}
+    built = {"seat": 2, "move": move, "events": [
+        {"type": "track_built", "seat": 2, "hex": h, "cost": 3, "tile": "straight", "kind": "new",
+         "tracks": [[0, 3]]}]}
     svg = board_svg(view, game.map_info("rust_belt"), last=built)
-    outline = re.findall(r'<polygon class="last-move" points="([^"]+)" fill="none" stroke="(#\w+)"', svg)
+    outline = re.findall(r'<polygon class="last-move" points="([^"]+)" fill="(#\w+)"', svg)
     assert len(outline) == 1 and outline[0][1] == SEATS[built["seat"]]
     geometry = Geometry(game.map_info("rust_belt")["hexes"])
-    h = built["move"]["hex"]
     xs = [float(p.split(",")[0]) for p in outline[0][0].split()]
     ys = [float(p.split(",")[1]) for p in outline[0][0].split()]
     assert math.dist((sum(xs) / 6, sum(ys) / 6), geometry.centres[(h["q"], h["r"])]) < 1
-    assert f"Cat built track at ({h['q']}, {h['r']}) for $3." in svg
-    # A delivery outlines its route; a bid has nothing to outline but is told in words.
+    # Drawn before the track, the cities and their cubes, so that it hides none of them.
+    assert svg.index('class="last-move"') < svg.index('<g class="track"') < svg.index('class="cube"')
+    place = game.map_info("rust_belt")["hexes"]
+    where = next(x["place"] for x in place if (x["q"], x["r"]) == (h["q"], h["r"]))
+    assert f"Cat builds a straight {where} for $3." in svg
+    # A delivery glows along its route; a bid has nothing to mark but is told in words.
     link = view["board"]["links"][0]
     delivered = {"seat": 1, "move": {"type": "deliver", "from": link["stops"][0], "color": "red",
                                       "links": [link["id"]]}, "events": []}
     svg = board_svg(view, game.map_info("rust_belt"), last=delivered)
     assert len(re.findall(r'<polyline class="last-move"[^>]+stroke="' + SEATS[1], svg)) == 1
-    bid = {"seat": 2, "move": {"type": "bid", "amount": 7}, "events": []}
+    assert svg.index('class="last-move"') < svg.index('<g class="track"')
+    bid = {"seat": 2, "move": {"type": "bid", "amount": 7}, "events": [],
+           "text": "Cat bids $7 for turn order"}
     svg = board_svg(view, game.map_info("rust_belt"), last=bid)
-    assert 'class="last-move"' not in svg and "Cat bid $7." in svg
+    assert 'class="last-move"' not in svg and "Cat bids $7 for turn order." in svg
 
 
-def test_coordinates_on_request() -> None:
+def test_each_hex_is_labelled_with_its_place_on_request_clear_of_the_names() -> None:
     view, _ = midgame("berlin", ["Ann", "Bob", "Cat"], rounds=1)
     info = game.map_info("berlin")
     assert 'class="coord"' not in board_svg(view, info)
     root = ET.fromstring(board_svg(view, info, coords=True))
-    coords = set(texts(root, "coord"))
-    assert coords == {f"{h['q']},{h['r']}" for h in info["hexes"]}
+    shown = {g.get("data-place") for g in root.iter(f"{SVG}g") if g.get("class") == "coord"}
+    named = {(c["hex"]["q"], c["hex"]["r"]) for c in view["board"]["cities"]} | {
+        (t["hex"]["q"], t["hex"]["r"]) for t in view["board"]["towns"]}
+    assert shown == {h["place"] for h in info["hexes"] if (h["q"], h["r"]) not in named}
+    assert not any(re.search(r"\d+,\d+", t) for t in texts(root))
+    # In the lower half of its hex: below the centre, where no town's or city's name is.
+    geometry = Geometry(info["hexes"])
+    for g in root.iter(f"{SVG}g"):
+        if g.get("class") == "coord":
+            hexes = [h for h in info["hexes"] if h["place"] == g.get("data-place")]
+            centre = geometry.centres[(hexes[0]["q"], hexes[0]["r"])]
+            for t in g.iter(f"{SVG}text"):
+                assert 0 < float(t.get("y")) - centre[1] < 30 * 0.9
+
+
+def test_city_names_fit_their_hex() -> None:
+    for map_id in MAPS:
+        view, _ = midgame(map_id, ["Ann", "Bob", "Cat"], rounds=1)
+        view["board"]["cities"][-1].update(new_city="D", name="Hohenschönhausen")  # the longest
+        root = ET.fromstring(board_svg(view, game.map_info(map_id)))
+        shown = " ".join(texts(root, "city-name")).replace("- ", "")
+        assert "D Hohenschönhausen" in shown
+        for t in root.iter(f"{SVG}text"):
+            if t.get("class") == "city-name":
+                width = len("".join(t.itertext())) * 0.64 * float(t.get("font-size"))
+                assert width <= 30 * 1.6, ("".join(t.itertext()), t.get("font-size"))
+
+
+def test_the_legend_shows_owned_track_in_no_seats_colour() -> None:
+    view, _ = midgame("rust_belt", ["Ann", "Bob", "Cat"], rounds=1)
+    root = ET.fromstring(board_svg(view, game.map_info("rust_belt")))
+    legend = [g for g in root.iter(f"{SVG}g") if g.get("class") == "legend"]
+    owned = next(g for g in legend if "owner" in "".join(g.itertext()))
+    assert not {e.get("stroke") for e in owned.iter()} & set(SEATS)
+
+
+def test_a_finished_board_shows_the_winner_ranks_and_points_and_turn_order_as_such() -> None:
+    view, _ = midgame("rust_belt", ["Ann", "Bob", "Cat", "Dan"], rounds=1)
+    root = ET.fromstring(board_svg(view, game.map_info("rust_belt")))
+    order = " \u2192 ".join(["Ann", "Bob", "Cat", "Dan"][s] for s in view["turn_order"])
+    assert texts(root, "turn-order") == [f"Turn order: {order}"]
+    assert not any(re.match(r"\d\. ", t) for t in texts(root, "player-name"))
+    finished = {**view, "status": "finished", "phase": "finished", "active_seat": None, "scores": [
+        {"seat": 0, "points": 16, "rank": 2}, {"seat": 1, "points": 10, "rank": 3},
+        {"seat": 2, "points": 27, "rank": 1}, {"seat": 3, "points": -24, "rank": 4}]}
+    root = ET.fromstring(board_svg(finished, game.map_info("rust_belt")))
+    assert texts(root, "deciding") == ["The game is over: Cat wins with 27 points."]
+    assert texts(root, "player-name") == ["\u2605 1. Cat", "2. Ann", "3. Bob", "4. Dan"]
+    assert texts(root, "player-points") == ["27", "16", "10", "-24"]
+    assert texts(root, "turn-order") == []
 
 
 def test_names_with_control_characters_and_markup_stay_well_formed() -> None:
@@ -241,7 +298,14 @@ def test_board_svg_over_http_outlines_the_last_history_entry(api) -> None:  # ty
     assert response.status_code == 200 and response.headers["ETag"] == f'"{view["version"]}"'
     root = ET.fromstring(svg)
     names = {p["seat"]: p["name"] for p in view["players"]}
-    assert texts(root, "last-move-text") == [describe(last, names)]
-    assert "0,0" in texts(root, "coord") or len(texts(root, "coord")) > 100
+    assert " ".join(texts(root, "last-move-text")) == describe(last, names, view["map"])
+    assert last["text"] + "." == describe(last, names)
+    assert sum(1 for g in root.iter(f"{SVG}g") if g.get("class") == "coord") > 100
+    # While the game stands at a version, asking again with it answers 304 and no picture.
+    again = api.client.get(f"/v1/games/{gid}/board.svg", headers={"If-None-Match": response.headers["ETag"]})
+    assert again.status_code == 304 and again.get_data() == b""
+    assert again.headers["ETag"] == response.headers["ETag"]
+    older = api.client.get(f"/v1/games/{gid}/board.svg", headers={"If-None-Match": '"0"'})
+    assert older.status_code == 200
     bad = api.client.get(f"/v1/games/{gid}/board.svg", query_string={"coords": "yes"})
     assert bad.status_code == 400 and bad.get_json()["code"] == "BAD_QUERY"
