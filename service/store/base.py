@@ -249,6 +249,17 @@ class GameStore(ABC):
         cannot do this keeps the game for its usual time, which is always safe."""
         return False
 
+    @abstractmethod
+    def purge(self, game_id: str, tombstone_ttl: int) -> bool:
+        """Deletes the game everywhere in the store, at once: its state, log, idempotency
+        records, kept answers, clock and queued webhook deliveries; leaves a tombstone for
+        `tombstone_ttl` seconds (see `deleted`), and wakes the game's watchers so that their
+        streams end. Whether there was a game to delete (the tombstone is left either way)."""
+
+    @abstractmethod
+    def deleted(self, game_id: str) -> bool:
+        """Whether the game was purged (within its tombstone's time)."""
+
     # -- what the worker takes from the commits -----------------------------------------------
 
     @abstractmethod

@@ -45,6 +45,11 @@ def idem_key(game_id: str, key: str, prefix: str = PREFIX) -> str:
     return f"{game_keys(game_id, prefix).base}:idem:{key}"
 
 
+def tombstone_key(game_id: str, prefix: str = PREFIX) -> str:
+    """Left where a deleted game was, for a while: its id answers 410, not 404."""
+    return f"{game_keys(game_id, prefix).base}:deleted"
+
+
 def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
     return f"{game_keys(game_id, prefix).base}:kept:{name}"
 

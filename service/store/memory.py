@@ -72,6 +72,10 @@ class _Expiring(Generic[V]):
     def delete(self, key: tuple[str, str]) -> None:
         self._values.pop(key, None)
 
+    def drop_game(self, game_id: str) -> None:
+        """Every value kept for this game (keys are (game id, name))."""
+        self._values = {k: v for k, v in self._values.items() if k[0] != game_id}
+
     def __len__(self) -> int:
         return len(self._values)
 
@@ -127,6 +131,7 @@ class MemoryStore(GameStore):
         self._idem = _Expiring[bytes](clock)
         self._kept = _Expiring[tuple[int, bytes | None]](clock)
         self._creates = _Expiring[bytes](clock)
+        self._tombstones = _Expiring[bytes](clock)  # purged games: (game id, "")
         self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
         self._clocks: dict[str, float] = {}
         # webhook deliveries: id -> (due or claimed until, the delivery as queued)
@@ -296,6 +301,24 @@ class MemoryStore(GameStore):
             game.ttl = min(ttl, game.ttl)
             game.expires = self._clock() + game.ttl
             return True
+
+    def purge(self, game_id: str, tombstone_ttl: int) -> bool:
+        with self._lock:
+            existed = self._live(game_id) is not None
+            self._games.pop(game_id, None)
+            self._clocks.pop(game_id, None)
+            for cache in (self._idem, self._kept):
+                cache.drop_game(game_id)
+            self._deliveries = {k: v for k, v in self._deliveries.items() if v[1].game_id != game_id}
+            self._tombstones.set((game_id, ""), b"1", tombstone_ttl)
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(game_id, 0)
+        return existed
+
+    def deleted(self, game_id: str) -> bool:
+        with self._lock:
+            return self._tombstones.get((game_id, "")) is not None
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         with self._lock:

@@ -62,6 +62,7 @@ from .keys import (
     kept_key,
     shard_keys,
     shard_of,
+    tombstone_key,
 )
 
 T = TypeVar("T")
@@ -229,6 +230,26 @@ redis.call('HSET', KEYS[1], 'ttl', ttl)
 redis.call('EXPIRE', KEYS[1], ttl)
 redis.call('EXPIRE', KEYS[2], ttl)
 return 1
+"""
+
+# A game deleted at its owner's request: everything of it in its slot goes at once, a tombstone
+# stays, and its watchers are woken (their streams then find no game and end). The hash of
+# queued webhook deliveries holds "<game id>\n<job>" per delivery id.
+# KEYS: state, log, clocks, tombstone, events, deliveries, delivery jobs. ARGV: game id, ttl
+_PURGE = """
+local existed = redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('ZREM', KEYS[3], ARGV[1])
+local prefix = ARGV[1] .. '\\n'
+local jobs = redis.call('HGETALL', KEYS[7])
+for i = 1, #jobs, 2 do
+  if string.sub(jobs[i + 1], 1, #prefix) == prefix then
+    redis.call('HDEL', KEYS[7], jobs[i])
+    redis.call('ZREM', KEYS[6], jobs[i])
+  end
+end
+redis.call('SET', KEYS[4], '1', 'EX', ARGV[2])
+redis.call('SPUBLISH', KEYS[5], ARGV[1] .. ' 0')
+return existed
 """
 
 # A range of the log, or nil when the game does not exist: one atomic read. KEYS: state, log
@@ -433,6 +454,7 @@ class RedisStore(GameStore):
                     self._claim_deliveries = client.register_script(_CLAIM_DELIVERIES)
                     self._finish_delivery = client.register_script(_FINISH_DELIVERY)
                     self._release = client.register_script(_RELEASE)
+                    self._purge = client.register_script(_PURGE)
                     self._client, self._pid = client, os.getpid()
                     self._groups = set()
         return self._client
@@ -587,6 +609,28 @@ class RedisStore(GameStore):
         return bool(self._run(
             "release", lambda c: self._release(keys=[keys.state, keys.log], args=[version, ttl], client=c)
         ))
+
+    def purge(self, game_id: str, tombstone_ttl: int) -> bool:
+        keys = game_keys(game_id, self._prefix)
+        shard = shard_keys(shard_of(game_id), self._prefix)
+        keyset = [keys.state, keys.log, shard.clocks, tombstone_key(game_id, self._prefix), shard.events,
+                  shard.deliveries, shard.delivery_jobs]
+        existed = self._run("purge", lambda c: self._purge(keys=keyset, args=[game_id, tombstone_ttl],
+                                                            client=c))
+
+        def drop_records(client: Client) -> None:
+            # Idempotency records and kept answers carry views, names among them: they go too.
+            # They live under the game's own prefix, in its slot; a scan finds them all.
+            for pattern in (f"{keys.base}:idem:*", f"{keys.base}:kept:*"):
+                names = list(client.scan_iter(match=pattern, count=500))
+                for start in range(0, len(names), 500):
+                    client.delete(*names[start:start + 500])
+
+        self._run("purge", drop_records)
+        return bool(existed)
+
+    def deleted(self, game_id: str) -> bool:
+        return bool(self._run("load", lambda c: c.exists(tombstone_key(game_id, self._prefix))))
 
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
         keys = game_keys(game_id, self._prefix)

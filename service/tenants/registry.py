@@ -9,7 +9,8 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from service.store import StoreUnavailable
@@ -131,15 +132,35 @@ class RedisKeys(KeyRegistry):
 
 class PostgresKeys(KeyRegistry):
     """Keys in the archive's database (table tenant_keys, made by `python -m service.archive
-    migrate`)."""
+    migrate`). Connections come from a small pool, made again after a fork."""
 
     def __init__(self, dsn: str) -> None:
-        from service.store.archive import Archive  # psycopg only where a database is configured
+        self._dsn = dsn
+        self._pool: Any = None
+        self._pid = 0
+        self._lock = threading.Lock()
 
-        self._db = Archive(dsn, max_size=2)
+    @contextmanager
+    def _transaction(self) -> Iterator[Any]:
+        import psycopg  # only where a database is configured
+        from psycopg_pool import ConnectionPool, PoolTimeout
+
+        with self._lock:
+            if self._pool is None or self._pid != os.getpid():
+                self._pool = ConnectionPool(self._dsn, min_size=0, max_size=2, timeout=5.0, open=True,
+                                            kwargs={"connect_timeout": 3}, name="aos-tenants")
+                self._pid = os.getpid()
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise StoreUnavailable(f"tenant keys: {exc}", op="tenants", kind="connection") from exc
+        except psycopg.errors.UndefinedTable as exc:
+            raise StoreUnavailable(f"tenant keys: {exc} (run `python -m service.archive migrate`)",
+                                   op="tenants", kind="other") from exc
 
     def add(self, record: TenantKey) -> None:
-        with self._db.transaction("tenants") as conn:
+        with self._transaction() as conn:
             inserted = conn.execute(
                 """INSERT INTO tenant_keys (key_id, tenant, scopes, digest, quotas, created_at)
                    VALUES (%s, %s, %s, %s, %s::jsonb, to_timestamp(%s))
@@ -160,18 +181,18 @@ class PostgresKeys(KeyRegistry):
                         "quotas": quotas, "created_at": created, "revoked_at": revoked})
 
     def get(self, key_id: str) -> TenantKey | None:
-        with self._db.transaction("tenants") as conn:
+        with self._transaction() as conn:
             row = conn.execute(f"SELECT {self._COLUMNS} FROM tenant_keys WHERE key_id = %s",
                                [key_id]).fetchone()
         return None if row is None else self._from_row(row)
 
     def all(self) -> list[TenantKey]:
-        with self._db.transaction("tenants") as conn:
+        with self._transaction() as conn:
             rows = conn.execute(f"SELECT {self._COLUMNS} FROM tenant_keys ORDER BY created_at").fetchall()
         return [self._from_row(row) for row in rows]
 
     def revoke(self, key_id: str, at: float | None = None) -> TenantKey | None:
-        with self._db.transaction("tenants") as conn:
+        with self._transaction() as conn:
             conn.execute(
                 """UPDATE tenant_keys SET revoked_at = to_timestamp(%s)
                    WHERE key_id = %s AND revoked_at IS NULL""",
@@ -180,7 +201,9 @@ class PostgresKeys(KeyRegistry):
         return self.get(key_id)
 
     def close(self) -> None:
-        self._db.close()
+        if self._pool is not None and self._pid == os.getpid():
+            self._pool.close()
+        self._pool = None
 
 
 def registry_from_env(env: Mapping[str, str] | None = None) -> KeyRegistry:
