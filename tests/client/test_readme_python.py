@@ -80,3 +80,30 @@ def test_the_readmes_python_examples_run(live_url: str, capsys: pytest.CaptureFi
     assert versions[0] == 1 and versions == list(range(1, len(versions) + 1)), out[:2000]
     if readme == "client/README.md":
         assert re.search(r"^(INSUFFICIENT_CASH|GAME_FINISHED|\w+) ", out.splitlines()[-1]), out[-500:]
+
+
+def test_only_a_conditional_read_may_be_none(tmp_path: Path) -> None:
+    """`get_game(id)` is a GameView; with `if_none_match` it may be None (a 304), and a caller that
+    forgets it is told so by the type checker. The same for the map, the map list and the board."""
+    (tmp_path / "reads.py").write_text(
+        "from aos_client import AosClient, CreatedGame, GameView, MapDetail, MapSummary\n"
+        "api = AosClient('http://127.0.0.1:8000')\n"
+        "view: GameView = api.get_game('g')\n"
+        "detail: MapDetail = api.get_map('rust_belt')\n"
+        "maps: list[MapSummary] = api.list_maps()\n"
+        "svg: str = api.get_board_svg('g')\n"
+        "maybe: GameView | None = api.get_game('g', if_none_match=3)\n"
+        "created: CreatedGame = api.create_game({'map': 'rust_belt', 'players': []})\n"
+        "view = created.game\n"
+        "view = api.get_game('g')\n"
+    )
+    ok = mypy_strict(tmp_path / "mypy-cache", "--follow-imports=silent", str(tmp_path / "reads.py"))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    (tmp_path / "forgets.py").write_text(
+        "from aos_client import AosClient, GameView\n"
+        "api = AosClient('http://127.0.0.1:8000')\n"
+        "view: GameView = api.get_game('g', if_none_match=3)\n"
+        "svg: str = api.get_board_svg('g', if_none_match=3)\n"
+    )
+    told = mypy_strict(tmp_path / "mypy-cache", "--follow-imports=silent", str(tmp_path / "forgets.py"))
+    assert told.returncode == 1 and told.stdout.count("[assignment]") == 2, told.stdout
