@@ -10,11 +10,11 @@ What it writes (only what openapi.yaml decides):
   class that picks the variant (by the discriminator when there is one, e.g. the move types joined
   by `type`), a `oneOf` of inline objects one class with the union of their fields, an `allOf` of
   a `$ref` and objects a subclass.
-- errors.py: one `ApiError` subclass per error status the client may meet.
   A union of unions without a discriminator of its own (`RecordedMove`, `HistoryMove`) dispatches
   on its leaves' constant `type` straight to the leaf model; a union base declares its
   discriminator's attribute (`Move.type: str`). `x-client-view: game` on an `allOf` schema adds a
   property giving the object typed as its base (`CreatedGame.game` is a `GameView`).
+- errors.py: one `ApiError` subclass per error status the client may meet.
 - client.py: `AosClient`, one method per operation (named from its operationId), plus the
   hand-written `replay(record)` of `_replay.py`. An operation that may answer 304 is overloaded:
   without `if_none_match` it returns its model, with it the model or None. `x-client:
