@@ -98,6 +98,11 @@ workers = _env_int("WEB_CONCURRENCY", 0, minimum=0) or default_workers()
 # streams, unevenly spread over the workers, with room to spare: 7,500 connections in all. Past
 # it a connection is refused at once, 503 with Retry-After, rather than left in the backlog.
 worker_connections = _env_int("GUNICORN_WORKER_CONNECTIONS", 2500, minimum=1)
+# Event streams take at most 90 % of a worker's connections (AOS_STREAMS_PER_WORKER, read by the
+# app in each worker): past that a stream is refused 503 AT_CAPACITY, and moves, views and health
+# checks still find a connection.
+STREAM_SHARE = 0.9
+os.environ.setdefault("AOS_STREAMS_PER_WORKER", str(max(1, int(worker_connections * STREAM_SHARE))))
 preload_app = False  # a Redis pool per worker, created lazily after fork
 timeout = _env_int("GUNICORN_TIMEOUT", 30, minimum=1)  # a worker silent this long is killed
 graceful_timeout = _env_int("GUNICORN_GRACEFUL_TIMEOUT", 25, minimum=1)  # < k8s grace (40 s)

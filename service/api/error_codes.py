@@ -86,6 +86,9 @@ API_CODES: dict[str, ApiCode] = {
         {"policy": "the spent limit's name and window, e.g. `writes-1s`"},
         headers=("Retry-After", "RateLimit-Policy", "RateLimit")),
     "INTERNAL": ApiCode(500, "a bug: it has been logged with the request's `X-Request-Id`"),
+    "AT_CAPACITY": ApiCode(
+        503, "the instance holds as many connections (or event streams) as it may; nothing was "
+        "looked at: retry, here or on another instance", headers=("Retry-After",)),
     "STORE_UNAVAILABLE": ApiCode(
         503, "the game store is unreachable (or no free game id was found); nothing was changed",
         headers=("Retry-After",)),

@@ -34,6 +34,10 @@ WATCH_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src '
              "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 STREAMS_OPEN = Gauge("aos_event_streams_open", "Event streams open now.", multiprocess_mode="livesum")
+STREAMS_CEILING = Gauge("aos_event_streams_ceiling", "Event streams the workers may hold at once "
+                        "(0: no cap of their own); past it a stream is answered 503 AT_CAPACITY.",
+                        multiprocess_mode="livesum")
+RETRY_AFTER_FULL = "2"  # seconds: a refused stream's client tries again (on this or another pod)
 EVENTS_SENT = Counter("aos_events_sent_total", "Events sent on event streams.")
 RESYNCS = Counter(
     "aos_live_resyncs_total",
@@ -41,10 +45,11 @@ RESYNCS = Counter(
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class Live:
     hub: Hub
     settings: Settings
+    streams: int = 0  # open in this process now (gevent: one thread, so a plain count)
 
 
 def install(app: Flask, store: GameStore, settings: Settings) -> None:
@@ -56,6 +61,7 @@ def install(app: Flask, store: GameStore, settings: Settings) -> None:
         return notices(hub)
 
     app.extensions["aos.live"] = Live(Hub(GameEvents(store), start), settings)
+    STREAMS_CEILING.set(settings.streams_per_worker)
     app.register_blueprint(live_bp)
 
 
@@ -101,6 +107,12 @@ def game_events(game_id: str) -> Response:
     after = resume_point()
     kind = framing()
     state = live()
+    cap = state.settings.streams_per_worker
+    if cap and state.streams >= cap:
+        # At once, before any read: a full process must not hold the client in its backlog.
+        raise ApiError(503, "AT_CAPACITY", f"this process holds as many event streams as it may "
+                       f"({cap}); try again after Retry-After seconds",
+                       headers={"Retry-After": RETRY_AFTER_FULL})
     try:
         first = state.hub.read(game_id, after, BATCH)
     except GameGone:
@@ -115,18 +127,22 @@ def game_events(game_id: str) -> Response:
     settings = state.settings
     items = follow(state.hub, game_id, after, first=first, heartbeat=settings.events_heartbeat,
                    lifetime=settings.events_lifetime, limit=BATCH)
-    body = FRAMINGS[kind](counted(items))
+    body = FRAMINGS[kind](counted(items, state))
     return Response(body, content_type=kind, headers=headers, direct_passthrough=True)
 
 
-def counted(items: Items) -> Items:
+def counted(items: Items, state: Live) -> Items:
+    # Counted from the response's start, as the gauge is: a generator's body runs at its first
+    # item, which the server asks for at once, so a refusal sees every stream already answered.
     STREAMS_OPEN.inc()
+    state.streams += 1
     try:
         for item in items:
             if item is not None:
                 EVENTS_SENT.inc()
             yield item
     finally:
+        state.streams -= 1
         STREAMS_OPEN.dec()
         items.close()
 

@@ -39,6 +39,11 @@ class Settings:
     events_heartbeat: float = 15.0
     events_lifetime: float = 3600.0
     long_poll_max: int = 60
+    # Event streams one process holds at once; past it a stream is refused at once, 503
+    # AT_CAPACITY with Retry-After. 0: no cap of the app's own. deploy/gunicorn.conf.py sets it
+    # below the worker's connection ceiling, so that streams never take every connection and
+    # moves, views and health checks always find room.
+    streams_per_worker: int = 0
     # Random games played on every map when the app is made, once per process, so that a new
     # worker's first build listings find the common surroundings worked out (engine/warm.py).
     warm_up_games: int = 1
@@ -81,6 +86,8 @@ class Settings:
                 values[field] = float(env[var])
         if env.get("AOS_WARM_UP_GAMES", "").strip():
             values["warm_up_games"] = int(env["AOS_WARM_UP_GAMES"])
+        if env.get("AOS_STREAMS_PER_WORKER", "").strip():
+            values["streams_per_worker"] = max(0, int(env["AOS_STREAMS_PER_WORKER"]))
         if env.get("AOS_LONG_POLL_MAX", "").strip():
             values["long_poll_max"] = min(60, int(env["AOS_LONG_POLL_MAX"]))
         return cls(**values)

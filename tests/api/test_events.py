@@ -376,6 +376,24 @@ def test_the_watch_ends_when_the_client_leaves(api_on) -> None:
     assert hub.watching() == 0
 
 
+def test_past_the_processes_stream_cap_a_stream_is_refused_at_once_and_other_requests_go_on(api_on) -> None:
+    api = api_on(MemoryStore(), streams_per_worker=2, **FAST)
+    gid = api.create(seed="cap")["game_id"]
+    readers = [Reader(open_stream(api, gid)) for _ in range(2)]
+    for reader in readers:
+        assert reader.next() == b"retry: 2000\n\n"
+    refused = open_stream(api, gid)
+    assert refused.status_code == 503
+    assert refused.headers["Retry-After"] == "2"
+    assert refused.get_json()["code"] == "AT_CAPACITY"
+    assert api.client.get(f"/v1/games/{gid}").status_code == 200  # a view is not a stream
+    readers.pop().stop()  # a stream ends: its place is taken again
+    again = Reader(open_stream(api, gid))
+    assert again.next() == b"retry: 2000\n\n"
+    for reader in (*readers, again):
+        reader.stop()
+
+
 def test_watchers_coming_back_a_few_versions_behind_share_one_replay(api_on) -> None:
     store = CountingStore()
     api = api_on(store, **FAST)

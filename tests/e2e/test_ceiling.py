@@ -1,11 +1,14 @@
-"""The gevent worker's connection ceiling (service/serving.py, Ceiling): a worker holds at most
-`worker_connections` connections; the next one is answered at once, 503 AT_CAPACITY with
-Retry-After, never left waiting in the listen backlog; the gauges on /metrics say how near the
-instance is to its ceiling, and a freed slot is taken again."""
+"""The ceilings of the deploy's gevent worker: at most 90 % of its connections are event streams
+(AOS_STREAMS_PER_WORKER; the app answers the next stream 503 AT_CAPACITY, and other requests still
+get through), and at most `worker_connections` connections (service/serving.py, Ceiling; the
+worker answers the next connection 503 AT_CAPACITY); both at once with Retry-After, never left
+waiting in the listen backlog. The gauges on /metrics say how near the instance is to them, and a
+freed slot is taken again."""
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -18,13 +21,15 @@ import requests
 from tests.e2e.conftest import ROOT, free_port, stop, wait_for
 
 CEILING = 6
+STREAMS = 5  # 90 % of the connections, as deploy/gunicorn.conf.py sets AOS_STREAMS_PER_WORKER
 
 
 @pytest.fixture
 def one_worker(e2e_redis: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
     port, metrics = free_port(), free_port()
     log = tmp_path / "gunicorn.log"
-    env = {**os.environ, "REDIS_URL": e2e_redis, "HOST": "127.0.0.1", "PORT": str(port),
+    inherited = {k: v for k, v in os.environ.items() if k != "AOS_STREAMS_PER_WORKER"}  # the config's
+    env = {**inherited, "REDIS_URL": e2e_redis, "HOST": "127.0.0.1", "PORT": str(port),
            "LOG_LEVEL": "warning", "WEB_CONCURRENCY": "1", "GUNICORN_WORKER_CONNECTIONS": str(CEILING),
            "AOS_METRICS_PORT": str(metrics), "AOS_METRICS_HOST": "127.0.0.1",
            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"), "AOS_RATE_LIMITS": "off",
@@ -51,37 +56,49 @@ def gauge(metrics_url: str, name: str) -> float:
     raise AssertionError(f"{name} not on /metrics")
 
 
-def test_past_the_ceiling_a_stream_is_refused_at_once_and_a_freed_slot_is_taken(one_worker) -> None:
+def test_past_the_ceilings_a_stream_is_refused_at_once_and_a_freed_slot_is_taken(one_worker) -> None:
     url, metrics_url = one_worker
     created = requests.post(f"{url}/v1/games", timeout=5, headers={"Connection": "close"},
                             json={"map": "rust_belt", "players": [{"name": n} for n in "abc"]}).json()
     events = f"{url}/v1/games/{created['game_id']}/events"
     streams = []
-    for _ in range(CEILING):
+    for _ in range(STREAMS):
         stream = requests.get(events, stream=True, timeout=10)
         assert stream.status_code == 200
         streams.append(stream)
+    assert gauge(metrics_url, "aos_event_streams_open") == STREAMS
+    assert gauge(metrics_url, "aos_event_streams_ceiling") == STREAMS
     assert gauge(metrics_url, "aos_connections_ceiling") == CEILING
-    assert gauge(metrics_url, "aos_connections_open") == CEILING
-    assert gauge(metrics_url, "aos_event_streams_open") == CEILING
 
-    # Counted from here: the readiness polls that queued up while the worker booted came in a
-    # burst, and some of them were refused too.
-    refused_before = gauge(metrics_url, "aos_connections_refused_total")
+    # Past the streams' share of the connections: the app refuses the stream at once ...
     started = time.monotonic()
-    refused = requests.get(events, stream=True, timeout=10)
+    refused = requests.get(events, timeout=10, headers={"Connection": "close"})
     took = time.monotonic() - started
     assert refused.status_code == 503 and took < 2, (refused.status_code, took)
     assert refused.headers["Retry-After"] == "2"
     assert refused.headers["Content-Type"] == "application/problem+json"
     assert refused.json()["code"] == "AT_CAPACITY"
-    # So is any request: the slots are held.
-    assert requests.get(f"{url}/v1/health", timeout=10).status_code == 503
-    assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 2
+    # ... and a move or a view still finds a connection.
+    assert requests.get(f"{url}/v1/games/{created['game_id']}", timeout=10,
+                        headers={"Connection": "close"}).status_code == 200
 
-    streams.pop().close()  # a slot frees: the next stream is held again
+    # Past the worker's connection ceiling (the streams and one idle connection hold every
+    # slot), any connection is answered 503 at once by the worker itself.
+    idle = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=10)
     deadline = time.monotonic() + 5
-    while gauge(metrics_url, "aos_connections_open") >= CEILING and time.monotonic() < deadline:
+    while gauge(metrics_url, "aos_connections_open") < CEILING and time.monotonic() < deadline:
+        time.sleep(0.05)
+    refused_before = gauge(metrics_url, "aos_connections_refused_total")
+    started = time.monotonic()
+    full = requests.get(f"{url}/v1/health", timeout=10)
+    assert full.status_code == 503 and time.monotonic() - started < 2
+    assert full.headers["Retry-After"] == "2" and full.json()["code"] == "AT_CAPACITY"
+    assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 1
+    idle.close()
+
+    streams.pop().close()  # a stream ends: the next one is held again
+    deadline = time.monotonic() + 5
+    while gauge(metrics_url, "aos_event_streams_open") >= STREAMS and time.monotonic() < deadline:
         time.sleep(0.05)
     again = requests.get(events, stream=True, timeout=10)
     assert again.status_code == 200
