@@ -21,12 +21,15 @@ SCALE = 6.0
 # Cash scores nothing at the end, but early on it is track and locomotives to come. A dollar is
 # worth this many points in the first round, falling to none in the last.
 CASH_POINTS = 0.25
+# A locomotive level in use is worth about one more income to come, early in the game.
+LOCO_POINTS = 3.0
 
 
 def estimate(view: dict) -> list[float]:
     """Each seat's final points as the position promises them: the points it would score now
     (income, shares, track in complete links), plus what its cash and its net income over the
-    rounds left should still buy. An eliminated seat gets -100."""
+    rounds left should still buy, what its locomotive will carry, less 3 points a dollar it is short
+    of its next expenses (each costs a dollar of income). An eliminated seat gets -100."""
     segments: dict[int, int] = {}
     for link in view["board"]["links"]:
         if link["owner"] is not None:
@@ -34,15 +37,24 @@ def estimate(view: dict) -> list[float]:
     last = view["last_round"]
     left = max(0, last - view["round"])
     cash_points = CASH_POINTS * left / max(1, last - 1)
+    links: dict[int, int] = {}
+    for link in view["board"]["links"]:
+        if link["owner"] is not None:
+            links[link["owner"]] = links.get(link["owner"], 0) + 1
     out = []
     for p in view["players"]:
         if p["eliminated"]:
             out.append(-100.0)
             continue
-        now = PER_INCOME * p["income"] + PER_SHARE * p["shares"] + PER_SEGMENT * segments.get(p["seat"], 0)
+        seat = p["seat"]
+        now = PER_INCOME * p["income"] + PER_SHARE * p["shares"] + PER_SEGMENT * segments.get(seat, 0)
         flow = p["cash"] + left * (p["income"] - p["shares"] - p["locomotive"])
-        # A seat heading below zero cash will lose income or be eliminated.
-        out.append(now + cash_points * flow + (min(0, flow) * 0.5 if flow < 0 else 0.0))
+        # A locomotive level is longer deliveries to come, while there are links to use it on.
+        engine = LOCO_POINTS * min(p["locomotive"], links.get(seat, 0)) * left / max(1, last - 1)
+        # Each dollar short of the next expenses costs a dollar of income (3 points), and below
+        # zero income the seat is out.
+        short = min(0, p["cash"] + p["income"] - p["shares"] - p["locomotive"])
+        out.append(now + cash_points * flow + engine + PER_INCOME * short)
     return out
 
 
@@ -88,11 +100,10 @@ def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolic
         for kind in ("drop_out", "turn_order_pass"):
             for m in by_type.get(kind, []):
                 add(m)
-        bids = sorted(by_type.get("bid", []), key=lambda m: m["amount"])
-        # The lowest bids, and one about a third of the cash: enough to go first when it matters.
-        for m in bids[:2]:
+        # The lowest bids only: what turn order is worth shows after the cut-off, what a bid
+        # costs at once, so the estimate cannot weigh a high bid.
+        for m in sorted(by_type.get("bid", []), key=lambda m: m["amount"])[:2]:
             add(m)
-        add(min(bids, key=lambda m: abs(m["amount"] - me["cash"] // 3), default=None))
     elif "deliver" in by_type or "upgrade_locomotive" in by_type or "pass" in by_type:
         for m in sorted(by_type.get("deliver", []), key=lambda m: delivery_value(m, seat), reverse=True)[:3]:
             add(m)

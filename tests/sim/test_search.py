@@ -112,3 +112,26 @@ def test_greedys_move_stands_unless_the_search_finds_one_clearly_better() -> Non
     assert first is not None
     found = search(shares, first, Budget(simulations=4), random.Random(4))
     assert len(found.moves) == 1 and found.simulations == 0
+
+
+def test_the_estimate_charges_3_points_a_dollar_short_and_values_a_used_locomotive() -> None:
+    view = game.view(opened())
+    last = view["last_round"]
+    end = dict(view, round=last)  # no rounds left: cash and engines buy nothing
+    players = [dict(p, income=5, shares=4, locomotive=2, cash=10) for p in end["players"]]
+    end["players"] = players
+    base = heuristics.estimate(end)[0]
+    players[0]["cash"] = 0  # income $5 against expenses $6 (4 shares, locomotive 2): $1 short
+    assert heuristics.estimate(end)[0] == base - 3 * 1
+    players[0]["cash"] = -2  # $3 short
+    assert heuristics.estimate(end)[0] == base - 3 * 3
+    # In round 1, with two links of its own, a second locomotive level is worth LOCO_POINTS over
+    # the rounds left, less the dollar a round it costs.
+    early = dict(view, round=1)
+    early["board"] = dict(view["board"], links=[{"owner": 0, "segments": 2}, {"owner": 0, "segments": 3}])
+    early["players"] = [dict(p, income=5, shares=2, locomotive=1, cash=10) for p in view["players"]]
+    one = heuristics.estimate(early)[0]
+    early["players"][0]["locomotive"] = 2
+    left = last - 1
+    gained = heuristics.LOCO_POINTS - heuristics.CASH_POINTS * left
+    assert abs(heuristics.estimate(early)[0] - one - gained) < 1e-9
