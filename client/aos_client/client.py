@@ -495,6 +495,60 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return SeatOrders.from_dict(data)
 
+    def get_play_page(self, game_id: GameId, *, timeout: float | None = None) -> str:
+        """A page to play a seat from.
+
+        One HTML page from which a seat plays: the board (inline, its hexes clickable), whose
+        decision it is, the players, and the seat's legal moves in words. Clicking a hex narrows the
+        moves to those there (or, on a build turn, tells why nothing can be built there); a build is
+        drawn on the board before it is posted; moves are posted with `If-Match` and an
+        `Idempotency-Key`; the page follows the events stream; a rule error is shown and its `hex`,
+        `city` or `link` ringed on the board. The seat token comes from the URL fragment
+        (`…/play#token=<token>`, which browsers never send) or is pasted in; the page sends it only
+        in the `Authorization` header, never in a URL. It loads nothing from elsewhere: its script
+        and style are `/v1/play.js` and `/v1/play.css`, under a strict `Content-Security-Policy`.
+
+        `GET /v1/games/{game_id}/play` (operationId `getPlayPage`).
+        """
+        data: str = self._request(
+            "GET",
+            f"/v1/games/{quote_path(game_id)}/play",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_play_script(self, *, timeout: float | None = None) -> str:
+        """The play page's script.
+
+        The script of the play page (`GET …/play`), served by the service itself (a strict CSP
+        allows it: `script-src 'self'`).
+
+        `GET /v1/play.js` (operationId `getPlayScript`).
+        """
+        data: str = self._request(
+            "GET",
+            "/v1/play.js",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
+    def get_play_style(self, *, timeout: float | None = None) -> str:
+        """The play page's style sheet.
+
+        The style sheet of the play page (`GET …/play`), served by the service itself.
+
+        `GET /v1/play.css` (operationId `getPlayStyle`).
+        """
+        data: str = self._request(
+            "GET",
+            "/v1/play.css",
+            expect="text",
+            timeout=timeout,
+        )
+        return data
+
     def get_ready(self, *, timeout: float | None = None) -> GetReadyResponse:
         """Readiness (the store is reachable).
 

@@ -18,6 +18,7 @@ from service.webhooks import addresses
 from . import bodies, cors, events, instrumentation, limits, problems, security, webhooks
 from .async_routes import bp as async_bp
 from .docs import docs_bp
+from .play import play_bp
 from .proxies import TrustedProxies
 from .routes import bp
 from .seats import seats_bp
@@ -54,6 +55,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(docs_bp)
     app.register_blueprint(async_bp)
     app.register_blueprint(webhooks.bp)
+    app.register_blueprint(play_bp)  # the play page
     events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it

@@ -135,6 +135,7 @@ def gunicorn(
             "gunicorn",
             process,
             log,
+            seconds=120,  # each worker plays its warm-up games first: over 30 s on a loaded machine
         )
         yield url, process.pid
     finally:
