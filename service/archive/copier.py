@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 
 import orjson
@@ -92,7 +92,11 @@ class ArchiveCopier(OutboxConsumer):
     def handle(self, items: Sequence[OutboxItem]) -> Sequence[OutboxItem]:
         batch = Batch()
         done = []
-        for item in _unique(items):
+        # A game deleted at its owner's request is not archived again from changes queued
+        # before its deletion: they are done with, unwritten.
+        deleted = {g for g in {i.game_id for i in items} if self.store.deleted(g)}
+        done.extend(i for i in items if i.game_id in deleted)
+        for item in _unique(i for i in items if i.game_id not in deleted):
             try:
                 self._add(batch, item)
             except (ValueError, KeyError, TypeError):
@@ -119,6 +123,10 @@ class ArchiveCopier(OutboxConsumer):
             log.exception("outbox change refused by the archive", extra={"fields": {
                 "event": "archive_bad_change", "game_id": done[0].game_id, "id": done[0].id}})
             return []
+        # A game deleted while this batch was on its way: its rows go again.
+        late = {game_id for game_id in batch.games() if self.store.deleted(game_id)}
+        if late:
+            self.archive.purge(late)
         versions = {**written.versions, **self._fill_gaps(batch, written.versions)}
         now = self.clock()
         for item in done:
@@ -262,7 +270,7 @@ def _change(item_id: str) -> tuple[int, int]:
     return int(ms), int(seq or 0)
 
 
-def _unique(items: Sequence[OutboxItem]) -> list[OutboxItem]:
+def _unique(items: Iterable[OutboxItem]) -> list[OutboxItem]:
     seen: set[tuple[int, str]] = set()
     out = []
     for item in items:

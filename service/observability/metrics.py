@@ -49,6 +49,17 @@ STORE_RETRIES = Counter(
 GAMES_CREATED = Counter(
     "aos_games_created_total", "Games created (replayed records included), by map.", ["map"]
 )
+TENANT_USAGE = Counter(
+    "aos_tenant_usage_total",
+    "What each tenant used, by kind (creates, moves, stream_minutes, webhook_deliveries): the "
+    "counts GET /v1/usage shows, day by day.",
+    ["tenant", "kind"],
+)
+TENANT_KEY_REFUSED = Counter(
+    "aos_tenant_keys_refused_total",
+    "API keys refused, by reason: unknown (no such key, or not a key) or revoked.",
+    ["reason"],
+)
 
 RESTORES = Counter(
     "aos_archive_restores_total",

@@ -22,3 +22,7 @@ class GameError(Exception):
 
 def not_found(game_id: str) -> GameError:
     return GameError("GAME_NOT_FOUND", f"no game {game_id!r} (never created, or expired)")
+
+
+def deleted(game_id: str) -> GameError:
+    return GameError("GAME_DELETED", f"game {game_id!r} was deleted at its owner's request")

@@ -21,8 +21,9 @@ from service.store.keys import SHARDS, shard_of
 
 from . import admin, clocks, orders, restore, timeline, tokens
 from .conditions import etag_matches
-from .errors import GameError, not_found
+from .errors import GameError, deleted, not_found
 from .settings import Settings
+from .tenancy import Tenancy
 
 T = TypeVar("T")
 
@@ -128,7 +129,10 @@ class Games:
         self.store = store
         self.settings = settings
         # With an archive, a game that left the store is put back from it (restore.py).
-        self.restore = restore.restorer(store, settings, render_at)
+        self.archive = restore.archive_of(settings)
+        self.restore = restore.restorer(store, settings, render_at, self.archive)
+        # Tenants' quotas and usage (tenancy.py), when the service is hosted for them.
+        self.tenancy: Tenancy | None = None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -136,11 +140,26 @@ class Games:
         """`read()` of a game from the store; a game not there (expired, evicted, flushed) is
         put back from the archive, if there is one, and read again before the answer is 404."""
         value = read()
-        if value is None and self.restore(game_id):
-            value = read()
+        if value is None:
+            if self.store.deleted(game_id):  # never put back from the archive
+                raise deleted(game_id)
+            if self.restore(game_id):
+                value = read()
         if value is None:
             raise not_found(game_id)
         return value
+
+    def missing(self, game_id: str) -> GameError:
+        """The refusal for a game the store has not: deleted (410), or never there (404)."""
+        return deleted(game_id) if self.store.deleted(game_id) else not_found(game_id)
+
+    def delete(self, game_id: str) -> bool:
+        """Deletes the game everywhere (the store, the archive), leaving its id answering 410
+        for `deleted_ttl`; its watchers' streams end. Whether there was a game."""
+        existed = self.store.purge(game_id, self.settings.deleted_ttl)
+        if self.archive is not None:
+            existed = bool(self.archive.purge({game_id})) or existed
+        return existed
 
     def load(self, game_id: str, *, with_view: bool = False) -> Stored:
         return self.found(game_id, lambda: self.store.load(game_id, with_view=with_view))
@@ -205,7 +224,8 @@ class Games:
 
     # -- creating -----------------------------------------------------------------------------
 
-    def create(self, body: dict, raw: object, idempotency_key: str | None) -> Created:
+    def create(self, body: dict, raw: object, idempotency_key: str | None,
+               owner: dict | None = None) -> Created:
         """A new game from {map, players, seed?, options?} or {record}; `raw` is the body as
         sent, for the idempotency fingerprint.
 
@@ -243,7 +263,7 @@ class Games:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock}),
+                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock, **(owner or {})}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,
@@ -423,6 +443,10 @@ class Games:
             # twice. It only has to outlive the retries.
             idem_key = "move:request:" + secrets.token_hex(16)
             idem_ttl = self.settings.request_replay_ttl
+        hosted = self.tenancy is not None and b'"tenant"' in stored.meta
+        if hosted:
+            assert self.tenancy is not None
+            self.tenancy.write(orjson.loads(stored.meta))
         for _ in range(self.settings.max_commit_attempts):
             if if_match is not None and not etag_matches(if_match, stored.version):
                 raise GameError("VERSION_MISMATCH",
@@ -450,6 +474,9 @@ class Games:
                 idem=idem,
             )
             if result.outcome is Outcome.APPLIED:
+                if hosted:
+                    assert self.tenancy is not None
+                    self.tenancy.applied(orjson.loads(stored.meta), len(change.entries))
                 for entry in timeline.entries_of(change.entries):
                     if timeline.is_move(entry):
                         metrics.MOVES_APPLIED.labels(map=change.state["map"],
@@ -459,7 +486,7 @@ class Games:
                 assert result.replay is not None  # a replayed outcome carries the first answer
                 return self._replayed(game_id, result.replay, fp, replay)
             if result.outcome is Outcome.MISSING:
-                raise not_found(game_id)
+                raise self.missing(game_id)
             # Another writer got in first: judge the request again against the game as it is now.
             metrics.STORE_RETRIES.labels(op="commit", reason="version_conflict").inc()
             stored = self.load(game_id)

@@ -101,11 +101,18 @@ def _absent(game_id: str) -> bool:
     return False
 
 
-def restorer(store: GameStore, settings: Settings, render: Render) -> Restore:
+def archive_of(settings: Settings) -> Archive | None:
+    """The archive a request process reads (and purges), or None without DATABASE_URL."""
+    if not settings.database_url:
+        return None
+    # A request waits at most ~2 s for PostgreSQL before it is a 503.
+    return Archive(settings.database_url, max_size=4, timeout=2.0, connect_timeout=2)
+
+
+def restorer(store: GameStore, settings: Settings, render: Render, archive: Archive | None = None) -> Restore:
     """The store's way back from the archive: a Restorer when DATABASE_URL is set, else a
     function that finds nothing."""
-    if not settings.database_url:
+    archive = archive or archive_of(settings)
+    if archive is None:
         return _absent
-    # A request waits at most ~2 s for PostgreSQL before it is a 503.
-    archive = Archive(settings.database_url, max_size=4, timeout=2.0, connect_timeout=2)
     return Restorer(store, archive, render, ttl=settings.cache_ttl)

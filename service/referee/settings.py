@@ -34,6 +34,14 @@ class Settings:
     # archive when it is asked for again.
     database_url: str | None = None
     cache_ttl: int = 24 * 3600
+    # Tenants (referee/tenancy.py): "open" (anyone creates games) or "required" (a key with
+    # games:write creates them). The quotas are a tenant's unless its key carries its own.
+    tenancy: str = "open"
+    tenant_games_per_day: int = 1000
+    tenant_writes_per_second: int = 50
+    tenant_open_streams: int = 1000
+    tenant_webhooks: int = 200
+    deleted_ttl: int = 30 * 24 * 3600  # a deleted game's id answers 410 this long, then 404
     # Live updates (service/api/events.py): a stream's heartbeat interval and lifetime (then
     # the client resumes), and the longest `Prefer: wait` honoured (the contract says 60).
     events_heartbeat: float = 15.0
@@ -59,6 +67,11 @@ class Settings:
             "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
             "max_record_moves": "AOS_MAX_RECORD_MOVES",
             "cache_ttl": "AOS_CACHE_TTL",
+            "tenant_games_per_day": "AOS_TENANT_GAMES_PER_DAY",
+            "tenant_writes_per_second": "AOS_TENANT_WRITES_PER_SECOND",
+            "tenant_open_streams": "AOS_TENANT_OPEN_STREAMS",
+            "tenant_webhooks": "AOS_TENANT_WEBHOOKS",
+            "deleted_ttl": "AOS_DELETED_TTL",
         }
         values: dict[str, Any] = {field: int(env[var]) for field, var in names.items() if var in env}
         texts = {
@@ -76,6 +89,11 @@ class Settings:
         storage = env.get("AOS_RATE_LIMIT_STORAGE") or env.get("REDIS_URL")
         if storage:
             values["rate_limit_storage"] = storage
+        tenancy = env.get("AOS_TENANCY", "").strip().lower()
+        if tenancy:
+            if tenancy not in ("open", "required"):
+                raise ValueError(f"AOS_TENANCY is open or required, not {tenancy!r}")
+            values["tenancy"] = tenancy
         # An empty DATABASE_URL (a Secret's placeholder, compose's `${DATABASE_URL:-}`) means none.
         values["database_url"] = env.get("DATABASE_URL") or None
         if "AOS_REDIS_TIMEOUT" in env:

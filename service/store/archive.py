@@ -362,6 +362,17 @@ class Archive:
                   if version <= len(entries)],
         )
 
+    def purge(self, game_ids: set[str]) -> int:
+        """Deletes every row of these games (deleted at their owner's request), in one
+        transaction; returns how many games had a header."""
+        if not game_ids:
+            return 0
+        ids = sorted(game_ids)
+        with self.transaction("purge") as conn:
+            for table in ("moves", "moves_set_aside", "game_idempotency", "game_secrets"):
+                conn.execute(f"DELETE FROM {table} WHERE game_id = ANY(%s)", [ids])
+            return conn.execute("DELETE FROM games WHERE id = ANY(%s)", [ids]).rowcount
+
     def set_aside(self, game_id: str, version: int) -> int:
         """Moves the game's versions above `version` out of its history (into moves_set_aside):
         they lie beyond a gap that can no longer be filled, and the game goes on from

@@ -1,0 +1,210 @@
+"""Hosting for many customers: who is asking (a tenant's API key, or nobody), what they may do,
+which games are theirs, what they used and what they may still use.
+
+`AOS_TENANCY=open` (the default) keeps the service as it always was: anyone may create games, and
+a key, when one comes, only makes its tenant the owner of the games it creates. With `required`,
+creating or importing needs a key with `games:write`. In both modes a game created with a key
+belongs to that key's tenant: it is listed for it, can be deleted by it, and, made `private`,
+answers 404 to anyone without the tenant's key or one of the game's seat tokens.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from service.observability import metrics
+from service.tenants import KeyRegistry, TenantKey, key_id_of, matches
+from service.tenants.ledger import Ledger, Listed, day_of, seconds_to_midnight
+
+from . import tokens
+from .errors import GameError
+from .settings import Settings
+
+MAX_LIST = 100  # games on one page of the listing, at most
+MAX_USAGE_DAYS = 366
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who sent a request: a tenant (by its key), or nobody in particular."""
+
+    key: TenantKey | None = None
+
+    @property
+    def tenant(self) -> str | None:
+        return None if self.key is None else self.key.tenant
+
+    def may(self, scope: str) -> bool:
+        return self.key is not None and self.key.allows(scope)
+
+
+ANONYMOUS = Caller()
+
+
+@dataclass(frozen=True, slots=True)
+class Quotas:
+    games_per_day: int
+    writes_per_second: int
+    open_streams: int
+    webhooks: int
+
+    @classmethod
+    def of(cls, settings: Settings, key: TenantKey | None) -> Quotas:
+        own: Mapping[str, int] = {} if key is None else key.quotas
+        return cls(
+            games_per_day=own.get("games_per_day", settings.tenant_games_per_day),
+            writes_per_second=own.get("writes_per_second", settings.tenant_writes_per_second),
+            open_streams=own.get("open_streams", settings.tenant_open_streams),
+            webhooks=own.get("webhooks", settings.tenant_webhooks),
+        )
+
+
+def quota_spent(name: str, limit: int, retry_after: int) -> GameError:
+    return GameError("QUOTA_EXCEEDED", f"this tenant's {name} quota of {limit} is spent",
+                     quota=name, limit=limit, retry_after=retry_after)
+
+
+@dataclass
+class Tenancy:
+    settings: Settings
+    registry: KeyRegistry
+    ledger: Ledger
+    _streams: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def required(self) -> bool:
+        return self.settings.tenancy == "required"
+
+    # -- who is asking ------------------------------------------------------------------------
+
+    def caller(self, api_key: str | None) -> Caller:
+        """The caller of a request that came with `api_key` (None: none came). A key that is not
+        one, unknown or revoked is refused: a client that sends a key means to be someone."""
+        if api_key is None:
+            return ANONYMOUS
+        key_id = key_id_of(api_key)
+        record = None if key_id is None else self.registry.get(key_id)
+        if not matches(record, api_key):
+            metrics.TENANT_KEY_REFUSED.labels(reason="unknown").inc()
+            raise GameError("API_KEY_INVALID", "this API key is not one of this service's")
+        assert record is not None  # it matched
+        if not record.active:
+            metrics.TENANT_KEY_REFUSED.labels(reason="revoked").inc()
+            raise GameError("API_KEY_INVALID", "this API key was revoked")
+        return Caller(record)
+
+    def need(self, caller: Caller, scope: str) -> None:
+        """Refuses a caller without `scope`: no key (401), or a key without it (403)."""
+        if caller.key is None:
+            raise GameError("API_KEY_REQUIRED", f"send a tenant's API key with {scope} in X-API-Key",
+                            scope=scope)
+        if not caller.may(scope):
+            raise GameError("API_KEY_SCOPE", f"this API key lacks the scope {scope}", scope=scope)
+
+    def may_create(self, caller: Caller) -> None:
+        if self.required or caller.key is not None:
+            self.need(caller, "games:write")
+
+    # -- whose games --------------------------------------------------------------------------
+
+    @staticmethod
+    def owner_meta(caller: Caller, private: bool) -> dict[str, Any]:
+        """What a new game's metadata says of its owner."""
+        if caller.tenant is None:
+            if private:
+                raise GameError("API_KEY_REQUIRED", "only a tenant's game can be private: send its key",
+                                scope="games:write")
+            return {}
+        return {"tenant": caller.tenant, **({"private": True} if private else {})}
+
+    @staticmethod
+    def owns(caller: Caller, meta: Mapping[str, Any]) -> bool:
+        return caller.tenant is not None and meta.get("tenant") == caller.tenant
+
+    def may_see(self, caller: Caller, meta: Mapping[str, Any], bearer: str | None) -> bool:
+        """Whether the caller may read the game: any game that is not private; a private one
+        with its tenant's key, or one of its seat tokens or its admin token."""
+        if not meta.get("private") or self.owns(caller, meta):
+            return True
+        if bearer is None:
+            return False
+        digest = tokens.digest(bearer)
+        return digest in meta.get("tokens", ()) or digest == meta.get("admin")
+
+    # -- what they used -----------------------------------------------------------------------
+
+    def charge_creates(self, caller: Caller, count: int, *, now: float | None = None) -> None:
+        """Counts `count` new games against the tenant's day; refuses them all when they would
+        pass its quota."""
+        if caller.key is None:
+            return
+        now = time.time() if now is None else now
+        quota = Quotas.of(self.settings, caller.key).games_per_day
+        used = self.ledger.usage(caller.key.tenant, [day_of(now)])[day_of(now)]["creates"]
+        if used + count > quota:
+            raise quota_spent("games_per_day", quota, seconds_to_midnight(now))
+
+    def created(self, caller: Caller, game_id: str, map_id: str, created_ms: int) -> None:
+        if caller.key is None:
+            return
+        self.ledger.add_game(caller.key.tenant, game_id, map_id, created_ms)
+        self.ledger.count(caller.key.tenant, "creates", at=created_ms / 1000)
+        metrics.TENANT_USAGE.labels(tenant=caller.key.tenant, kind="creates").inc()
+
+    def write(self, meta: Mapping[str, Any], key: TenantKey | None = None) -> None:
+        """A write (a move, an undo...) on a tenant's game: refused past the tenant's writes a
+        second."""
+        tenant = meta.get("tenant")
+        if tenant is None:
+            return
+        limit = Quotas.of(self.settings, key).writes_per_second
+        if self.ledger.per_second(tenant, "writes") > limit:
+            raise quota_spent("writes_per_second", limit, 1)
+
+    def applied(self, meta: Mapping[str, Any], moves: int) -> None:
+        tenant = meta.get("tenant")
+        if tenant is None or moves <= 0:
+            return
+        self.ledger.count(tenant, "moves", moves)
+        metrics.TENANT_USAGE.labels(tenant=tenant, kind="moves").inc(moves)
+
+    def usage(self, caller: Caller, start: str, end: str) -> dict[str, Any]:
+        self.need(caller, "games:read")
+        assert caller.key is not None
+        try:
+            first, last = dt.date.fromisoformat(start), dt.date.fromisoformat(end)
+        except ValueError:
+            raise GameError("BAD_DATE", "from and to are dates, YYYY-MM-DD") from None
+        if last < first or (last - first).days >= MAX_USAGE_DAYS:
+            raise GameError("BAD_DATE", f"to is from or later, at most {MAX_USAGE_DAYS} days on")
+        days = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+        counted = self.ledger.usage(caller.key.tenant, days)
+        return {"tenant": caller.key.tenant, "days": [{"date": day, **counted[day]} for day in days]}
+
+    # -- the listing --------------------------------------------------------------------------
+
+    def page(self, caller: Caller, cursor: str | None, count: int) -> tuple[list[Listed], str | None]:
+        """A page of the caller's games from the ledger, and the cursor after it (None: last)."""
+        self.need(caller, "games:read")
+        assert caller.key is not None
+        before = parse_cursor(cursor) if cursor else None
+        listed = self.ledger.games(caller.key.tenant, before=before, count=count)
+        last = listed[-1] if len(listed) == count else None
+        return listed, None if last is None else f"{last.created_ms}.{last.game_id}"
+
+
+def parse_cursor(cursor: str) -> tuple[int, str]:
+    ms, _, game_id = cursor.partition(".")
+    if not ms.isdigit() or not game_id or len(cursor) > 100:
+        raise GameError("BAD_CURSOR", "this cursor is not one the listing gave")
+    return int(ms), game_id
+
+
+def meta_of(raw: bytes) -> dict[str, Any]:
+    return orjson.loads(raw)
