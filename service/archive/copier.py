@@ -91,7 +91,7 @@ class ArchiveCopier(OutboxConsumer):
 
     def handle(self, items: Sequence[OutboxItem]) -> Sequence[OutboxItem]:
         batch = Batch()
-        done = []
+        done: list[OutboxItem] = []
         # A game deleted at its owner's request is not archived again from changes queued
         # before its deletion: they are done with, unwritten.
         deleted = {g for g in {i.game_id for i in items} if self.store.deleted(g)}
