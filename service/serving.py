@@ -161,8 +161,8 @@ class Ceiling:
         held_gauge.inc()
         try:
             if self.held > self.ceiling:
-                refused.inc()
-                refuse(client, self.ceiling)
+                if refuse(client, self.ceiling):
+                    refused.inc()
                 return
             super().handle(listener, client, addr)  # type: ignore[misc]
         finally:
@@ -170,13 +170,44 @@ class Ceiling:
             held_gauge.dec()
 
 
-def refuse(client, ceiling: int) -> None:  # type: ignore[no-untyped-def]  # a gevent socket
+HEALTH_BODY = b'{"status":"ok"}'
+
+
+def health_response() -> bytes:
+    """`GET /v1/health`'s answer (as the app gives it), that closes the connection."""
+    headers = {
+        "Content-Type": "application/json",
+        "Content-Length": str(len(HEALTH_BODY)),
+        "Connection": "close",
+        "Server": SERVER,
+        "X-Request-Id": uuid.uuid4().hex,
+        "Access-Control-Allow-Origin": "*",
+        **SECURITY_HEADERS,
+    }
+    head = "HTTP/1.1 200 OK\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return head.encode("latin-1") + b"\r\n" + HEALTH_BODY
+
+
+def is_health(request: bytes) -> bool:
+    """Whether a request's first line asks for `/v1/health` (the reserved path)."""
+    line = request.split(b"\r\n", 1)[0]
+    method, _, rest = line.partition(b" ")
+    target = rest.split(b" ", 1)[0].split(b"?", 1)[0]
+    return method in (b"GET", b"HEAD") and target == b"/v1/health"
+
+
+def refuse(client, ceiling: int) -> bool:  # type: ignore[no-untyped-def]  # a gevent socket
     """Answer one connection `503 AT_CAPACITY` and close it. The request is read first (what
     arrives within REFUSAL_READ_SECONDS): closing with it unread would reset the connection, and
-    the client would see a reset instead of the answer."""
+    the client would see a reset instead of the answer. `/v1/health` is the reserved path: it is
+    answered here, 200, so the probes see a full instance as alive (it is), never as dead.
+    Returns whether the connection was refused (False: it was a health check, answered)."""
     try:
         client.settimeout(REFUSAL_READ_SECONDS)
-        client.recv(65536)
+        request = client.recv(65536)
+        if is_health(request):
+            client.sendall(health_response())
+            return False
         client.sendall(problem_response(
             503, "Service Unavailable", "AT_CAPACITY",
             f"this instance holds as many connections as it may ({ceiling} per worker); "
@@ -185,6 +216,7 @@ def refuse(client, ceiling: int) -> None:  # type: ignore[no-untyped-def]  # a g
         pass  # the client has gone: nothing left to tell it
     finally:
         client.close()
+    return True
 
 
 def connection_gauges() -> tuple:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from flask import Flask
 
+from service.admission import Admission
 from service.engine import warm
 from service.observability import logs, metrics
 from service.referee.games import Games
@@ -58,7 +59,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(play_bp)  # the play page
     events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
-    app.wsgi_app = TrustedProxies(app.wsgi_app, settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
+    app.wsgi_app = TrustedProxies(Admission(app.wsgi_app), settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
     warmed = warm.warm_up(settings.warm_up_games)
     if warmed:
         log.info("engine warmed up in %.2f s (%d game(s) per map)", warmed, settings.warm_up_games)

@@ -13,6 +13,7 @@ from importlib import resources
 from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import Counter, Gauge
 
+from service.admission import client_gone
 from service.live import FRAMINGS, NDJSON, SSE, GameGone, Hub, VersionAhead, follow, notices_for
 from service.live.stream import Items
 from service.referee.errors import not_found
@@ -151,6 +152,7 @@ def counted(items: Items, state: Live) -> Items:
 
 
 MAX_PREFER = 256
+GONE_CHECK_SECONDS = 0.5  # how often a long-poll looks whether its client is still there
 
 
 def prefer_header() -> str | None:
@@ -196,7 +198,9 @@ def not_modified(game_id: str, if_none_match: str, prefer: str | None) -> tuple[
             remaining = deadline - time.monotonic()
             if remaining <= 0 or live().hub.stopping:
                 return Response(status=304, headers={"ETag": etag(version), **applied}), {}
-            watch.wait(remaining)
+            # In slices: a client that hung up frees its slot within one, not at the deadline.
+            if not watch.wait(min(remaining, GONE_CHECK_SECONDS)) and client_gone(request.environ):
+                return Response(status=304, headers={"ETag": etag(version), **applied}), {}
 
 
 # -- the spectator page ----------------------------------------------------------------------------

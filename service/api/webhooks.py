@@ -22,6 +22,7 @@ from service.referee.errors import not_found
 from service.referee.games import SEP, Games, fingerprint
 from service.store import CommitResult, IdemRecord, Outcome, Stored
 from service.webhooks import addresses, events, signing
+from service.webhooks.sealing import Sealer
 
 from .problems import ApiError
 from .request_parts import game_id_of, games, idempotency_key, invalid, json_body
@@ -56,6 +57,9 @@ class Webhooks:
         self.games = games
         self.store = games.store
         self.private_ok = private_ok
+        # Secrets are stored sealed with AOS_SECRET_KEY (service/webhooks/sealing.py): shown to
+        # the seat once, opened only to answer the POST and to sign deliveries.
+        self.sealer = Sealer.from_env()
 
     def register(self, game_id: str, seat: int, stored: Stored, body: dict,
                  idempotency_key: str | None) -> dict:
@@ -81,7 +85,7 @@ class Webhooks:
             hook: dict[str, Any] = {
                     "id": "hook_" + secrets.token_urlsafe(12), "seat": seat, "url": target.url,
                     "events": wanted, "created_at": clocks.rfc3339(clocks.now_ms()),
-                    "secret": signing.new_secret()}
+                    "secret": self.sealer.seal(signing.new_secret())}
             meta["webhooks"] = [*hooks, hook]
             result = self._commit(game_id, stored, meta,
                                   IdemRecord(idem_key, fp + SEP + hook["id"].encode(), idem_ttl))
@@ -162,7 +166,7 @@ def register_webhook(game_id: str) -> Response:
         raise invalid(exc) from None
     hook = webhooks().register(game_id, seat, stored, body, key)
     headers = {"Location": f"/v1/games/{game_id}/webhooks/{hook['id']}"}
-    return json_response({**shown(hook), "secret": hook["secret"]}, 201, headers)
+    return json_response({**shown(hook), "secret": webhooks().sealer.open(hook["secret"])}, 201, headers)
 
 
 @bp.get("/games/<game_id>/webhooks")

@@ -186,6 +186,7 @@ def test_renderer_lists_every_manifest_once():
             "ConfigMap",
             "Secret",
             "Secret",  # the archive's DATABASE_URL
+            "Secret",  # AOS_SECRET_KEY, which seals webhook secrets
             "Deployment",
             "Deployment",  # the worker
             "Service",

@@ -90,9 +90,13 @@ def test_past_the_ceilings_a_stream_is_refused_at_once_and_a_freed_slot_is_taken
         time.sleep(0.05)
     refused_before = gauge(metrics_url, "aos_connections_refused_total")
     started = time.monotonic()
-    full = requests.get(f"{url}/v1/health", timeout=10)
+    full = requests.get(f"{url}/v1/games/{created['game_id']}", timeout=10)
     assert full.status_code == 503 and time.monotonic() - started < 2
     assert full.headers["Retry-After"] == "2" and full.json()["code"] == "AT_CAPACITY"
+    assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 1
+    # ... but /v1/health, the reserved path, which the worker answers itself (not a refusal).
+    health = requests.get(f"{url}/v1/health", timeout=10)
+    assert health.status_code == 200 and health.json() == {"status": "ok"}
     assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 1
     idle.close()
 

@@ -1,0 +1,279 @@
+"""Admission: what one client, one game, or a crowd may hold of a process's connection slots.
+
+Every request holds a slot (a greenlet of gunicorn's gevent pool, `worker_connections` of them,
+or a thread) from its first byte to its last. Most are short; event streams and long-polls
+(`GET /v1/games/{id}` with `If-None-Match` and `Prefer: wait`) are held for minutes, and a
+request body sent a byte a second is held as long as the client likes. Without bounds one
+address could take every slot, and `/v1/health` would time out for everyone. So, per process:
+
+- *waits* (streams and long-polls) in flight: at most `per_address_waits` from one address and
+  `per_game_waits` on one game; beyond, `429 TOO_MANY_WAITS` with `Retry-After`;
+- requests in flight from one address: at most `per_address`; beyond, `429 TOO_MANY_REQUESTS`;
+- `/v1/health` and `/v1/ready` are never refused here; past the worker's connection ceiling
+  the gevent worker answers `/v1/health` itself (service/serving.py, the reserved path);
+- a request body must arrive whole within `body_seconds`, else `408 BODY_TIMEOUT`: the body is
+  read here, before the app, under a watchdog that shuts the socket when time is up.
+
+Every refusal closes the connection (`Connection: close`), so a refused client holds nothing.
+The counts are this process's (gunicorn runs WEB_CONCURRENCY of them): an address may hold
+`per_address_waits` in each. The address is the one the app sees (after the trusted proxies).
+
+`client_gone(environ)` tells a long wait whether its client has hung up (EOF on its socket), so
+the wait ends and frees its slot at once instead of at its deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import socket
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+import orjson
+
+RESERVED_PATHS = frozenset({"/v1/health", "/v1/ready"})
+GAME = re.compile(r"^/v1/games/([A-Za-z0-9_-]{1,64})(/events)?$")
+READ_SIZE = 64 << 10
+
+
+@dataclass(frozen=True)
+class Limits:
+    per_address_waits: int = 32
+    per_game_waits: int = 512
+    per_address: int = 128
+    body_seconds: float = 10.0
+    max_body: int = 1 << 20  # a body larger is not read here (the app refuses it with 413)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Limits:
+        env = os.environ if env is None else env
+
+        def number(name: str, default: float, kind: type = int) -> float:
+            raw = env.get(name, "").strip()
+            if not raw:
+                return default
+            value = kind(raw)
+            if value <= 0:
+                raise ValueError(f"{name} must be positive, got {raw!r}")
+            return value
+
+        return cls(
+            per_address_waits=int(number("AOS_MAX_WAITS_PER_ADDRESS", cls.per_address_waits)),
+            per_game_waits=int(number("AOS_MAX_WAITS_PER_GAME", cls.per_game_waits)),
+            per_address=int(number("AOS_MAX_REQUESTS_PER_ADDRESS", cls.per_address)),
+            body_seconds=float(number("AOS_BODY_TIMEOUT_SECONDS", cls.body_seconds, float)),
+        )
+
+
+def _wait_of(environ: Mapping[str, object]) -> str | None:
+    """The game a request would wait on (a stream, a long-poll), or None."""
+    if environ.get("REQUEST_METHOD") != "GET":
+        return None
+    found = GAME.match(str(environ.get("PATH_INFO", "")))
+    if found is None:
+        return None
+    if found.group(2):
+        return found.group(1)
+    prefer = str(environ.get("HTTP_PREFER", "")).lower()
+    return found.group(1) if "HTTP_IF_NONE_MATCH" in environ and "wait" in prefer else None
+
+
+def client_socket(environ: Mapping[str, object]) -> socket.socket | None:
+    sock = environ.get("gunicorn.socket") or environ.get("werkzeug.socket")
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def client_gone(environ: Mapping[str, object]) -> bool:
+    """Whether the client of this request has closed its connection (its socket reads EOF).
+    False when it cannot tell (no socket known) or the client sent more (a pipelined request)."""
+    sock = client_socket(environ)
+    if sock is None:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+
+
+class Admission:
+    """WSGI middleware applying `Limits` (see the module's doc)."""
+
+    def __init__(self, app: Callable, limits: Limits | None = None,
+                 on_refused: Callable[[str], None] | None = None) -> None:
+        self.app = app
+        self.limits = limits or Limits.from_env()
+        self.on_refused = on_refused or (lambda code: None)
+        self._lock = threading.Lock()
+        self.in_flight = 0
+        self._addresses: dict[str, int] = {}
+        self._address_waits: dict[str, int] = {}
+        self._game_waits: dict[str, int] = {}
+
+    def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") in RESERVED_PATHS:
+            return self.app(environ, start_response)
+        address = str(environ.get("REMOTE_ADDR") or "unknown")
+        game = _wait_of(environ)
+        refused = self._enter(address, game)
+        if refused is not None:
+            return self._refuse(environ, start_response, *refused)
+        try:
+            try:
+                whole = self._read_body(environ)
+            except BadBody as exc:
+                self._leave(address, game)
+                return self._refuse(environ, start_response, 400, "BAD_CHUNKED_BODY", str(exc))
+            if not whole:
+                self._leave(address, game)
+                return self._refuse(environ, start_response, 408, "BODY_TIMEOUT",
+                                    f"the request body did not arrive within {self.limits.body_seconds:g} s")
+            result = self.app(environ, start_response)
+        except BaseException:
+            self._leave(address, game)
+            raise
+        return _Held(result, lambda: self._leave(address, game))
+
+    # -- counting ---------------------------------------------------------------------------
+
+    def _enter(self, address: str, game: str | None) -> tuple[int, str, str] | None:
+        limits = self.limits
+        with self._lock:
+            if self._addresses.get(address, 0) >= limits.per_address:
+                return 429, "TOO_MANY_REQUESTS", (
+                    f"at most {limits.per_address} requests in flight from one address")
+            if game is not None:
+                if self._address_waits.get(address, 0) >= limits.per_address_waits:
+                    return 429, "TOO_MANY_WAITS", (
+                        f"at most {limits.per_address_waits} event streams and long-polls open "
+                        f"from one address")
+                if self._game_waits.get(game, 0) >= limits.per_game_waits:
+                    return 429, "TOO_MANY_WAITS", (
+                        f"at most {limits.per_game_waits} event streams and long-polls open on one game")
+                self._address_waits[address] = self._address_waits.get(address, 0) + 1
+                self._game_waits[game] = self._game_waits.get(game, 0) + 1
+            self.in_flight += 1
+            self._addresses[address] = self._addresses.get(address, 0) + 1
+        return None
+
+    def _leave(self, address: str, game: str | None) -> None:
+        with self._lock:
+            self.in_flight -= 1
+            _drop(self._addresses, address)
+            if game is not None:
+                _drop(self._address_waits, address)
+                _drop(self._game_waits, game)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return {"in_flight": self.in_flight, "addresses": len(self._addresses),
+                    "waits": sum(self._address_waits.values())}
+
+    # -- the body ----------------------------------------------------------------------------
+
+    def _read_body(self, environ: dict) -> bool:
+        """Reads a body of known length (up to the size limit) into memory within the deadline;
+        False when it did not arrive in time. A chunked body is left to the app (bodies.py),
+        under the same watchdog."""
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            return True  # the app answers a bad Content-Length
+        chunked = "chunked" in str(environ.get("HTTP_TRANSFER_ENCODING", "")).lower()
+        if (length <= 0 and not chunked) or length > self.limits.max_body:
+            return True
+        sock = client_socket(environ)
+        expired = threading.Event()
+
+        def time_up() -> None:
+            expired.set()
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RD)
+
+        watchdog = threading.Timer(self.limits.body_seconds, time_up)
+        watchdog.daemon = True
+        watchdog.start()
+        stream = environ["wsgi.input"]
+        try:
+            parts, size = [], 0
+            limit = length if length > 0 else self.limits.max_body + 1
+            while size < limit:
+                part = stream.read(min(READ_SIZE, limit - size))
+                if not part:
+                    break
+                parts.append(part)
+                size += len(part)
+        except Exception as exc:  # noqa: BLE001 - a body cut off (by us or the client), or bad
+            if expired.is_set():
+                return False
+            raise BadBody(f"the request body cannot be read: {type(exc).__name__}") from None
+        finally:
+            watchdog.cancel()
+        if expired.is_set():
+            return False
+        data = b"".join(parts)
+        environ["wsgi.input"] = io.BytesIO(data)
+        if chunked:
+            environ["CONTENT_LENGTH"] = str(len(data))
+            environ.pop("HTTP_TRANSFER_ENCODING", None)
+            environ["wsgi.input_terminated"] = True
+        return True
+
+    def _refuse(self, environ: dict, start_response: Callable, status: int, code: str,
+                detail: str) -> Iterable[bytes]:
+        self.on_refused(code)
+        reason = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests"}[status]
+        body = orjson.dumps({"type": f"urn:aos:problem:{code}", "title": reason, "status": status,
+                             "code": code, "detail": detail})
+        start_response(f"{status} {reason}", [
+            ("Content-Type", "application/problem+json"), ("Content-Length", str(len(body))),
+            ("Retry-After", "1"), ("Connection", "close"), ("Cache-Control", "no-store")])
+        # gunicorn drops an app's Connection header: once the answer is out, the connection's
+        # reading side is shut, so the server finds it ended and closes it.
+        sock = client_socket(environ)
+        return _Held([body], lambda: _shut_reading(sock))
+
+
+def _shut_reading(sock: socket.socket | None) -> None:
+    if sock is not None:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RD)
+
+
+class BadBody(Exception):
+    """A body that broke off or is malformed (not a timeout)."""
+
+
+def _drop(counts: dict[str, int], key: str) -> None:
+    left = counts.get(key, 1) - 1
+    if left > 0:
+        counts[key] = left
+    else:
+        counts.pop(key, None)
+
+
+class _Held:
+    """The app's answer, whose slot is given back when the server is done with it (close())."""
+
+    def __init__(self, result: Iterable[bytes], release: Callable[[], None]) -> None:
+        self._result = result
+        self._release: Callable[[], None] | None = release
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._result)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._result, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if self._release is not None:
+                release, self._release = self._release, None
+                release()
