@@ -43,7 +43,9 @@ from run import free_port, played_game, wait_for  # noqa: E402
 
 HOST = "127.0.0.1"
 # What would refuse the benchmark's own load: every game and stream comes from one address.
-UNLIMITED = {"AOS_RATE_LIMITS": "off"}
+# The run opens every stream from one address: no caps per address or game (service/admission.py).
+UNLIMITED = {"AOS_RATE_LIMITS": "off", "AOS_MAX_WAITS_PER_ADDRESS": "100000",
+             "AOS_MAX_WAITS_PER_GAME": "100000", "AOS_MAX_REQUESTS_PER_ADDRESS": "100000"}
 OPENING_AT_ONCE = 256
 HEAD = re.compile(rb'"version":(\d+),"at":"([^"]+)"')
 
