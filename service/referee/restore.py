@@ -13,7 +13,7 @@ import orjson
 from service.engine import game
 from service.engine.layout import State
 from service.observability import metrics
-from service.store import GameExists, GameStore
+from service.store import GameExists, GameStore, IdemRecord
 from service.store.archive import Archive, ArchivedGame
 
 from . import timeline
@@ -84,6 +84,9 @@ class Restorer:
                 ttl=self.ttl,
                 log=archived.entries,
                 deadline=deadline,
+                # A client retrying an archived change with its Idempotency-Key gets its first
+                # answer, not a judgement of the move again on the game as it is now.
+                idem=[IdemRecord(key, value, ttl) for key, value, ttl in archived.idem],
             )
         except GameExists:
             metrics.RESTORES.labels(outcome="raced").inc()

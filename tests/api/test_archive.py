@@ -158,3 +158,37 @@ def test_with_postgresql_down_games_in_redis_play_on_and_others_are_503(api_on, 
     assert response.status_code == 503 and response.get_json()["code"] == "STORE_UNAVAILABLE"
     assert response.headers["Retry-After"] == "1"
     store.close()
+
+
+def test_a_move_retried_with_its_idempotency_key_after_a_redis_loss_gets_its_first_answer(
+    api_on, redis_server, redis_url: str, database_url: str
+) -> None:
+    store = RedisStore(redis_url)
+    api = api_on(store, database_url=database_url)
+    moves = script(3, "idem-kept")
+    game = new_game(api, 3, "idem-kept")
+    gid = game["game_id"]
+    answered = []
+    for n, (seat, move) in enumerate(moves[:4]):
+        response = api.move(gid, game["seats"][seat]["token"], move, Idempotency_Key=f"key-{n}")
+        assert response.status_code == 200, response.get_json()
+        answered.append(response.get_data())
+    copy_all(store, database_url)
+    with psycopg.connect(database_url) as conn:
+        (kept,) = conn.execute("SELECT count(*) FROM game_idempotency WHERE game_id = %s", [gid]).fetchone()
+    assert kept == 4  # the clients' keys; a request's own short-lived keys are not archived
+
+    with redis_server.client() as client:
+        client.flushall()
+    # Each retry, first the last (whose seat is no longer to move), is its first answer again.
+    for n in (3, 0, 2, 1):
+        seat, move = moves[n]
+        retried = api.move(gid, game["seats"][seat]["token"], move, Idempotency_Key=f"key-{n}")
+        assert retried.status_code == 200, retried.get_json()
+        assert retried.get_data() == answered[n]
+    # The key with another move is still refused as reused, and the game is where it was.
+    seat, move = moves[4]
+    reused = api.move(gid, game["seats"][seat]["token"], move, Idempotency_Key="key-0")
+    assert reused.status_code == 422 and reused.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
+    assert store.version(gid) == 4
+    store.close()
