@@ -48,6 +48,11 @@ def test_the_readmes_python_examples_pass_mypy_strict(tmp_path: Path) -> None:
             path.write_text(program, encoding="utf-8")
             files.append(str(path))
     assert len(files) == 3  # the engine; the bot's game and what follows; the client README's
+    # And each README's blocks all in one file, as a reader pasting them one after another has.
+    for readme in READMES:
+        path = tmp_path / f"{readme.replace('/', '_').replace('.md', '')}_whole.py"
+        path.write_text("\n".join(programs(readme)), encoding="utf-8")
+        files.append(str(path))
     # Errors in what the examples import (service/ is checked by its own settings, the client
     # below) are not the examples'; their types still are.
     result = mypy_strict(tmp_path / "mypy-cache", "--follow-imports=silent", *files)
