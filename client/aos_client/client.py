@@ -585,8 +585,10 @@ class AosClient(Replays, LiveUpdates, Transport):
     def get_watch_page(self, game_id: GameId, *, timeout: float | None = None) -> str:
         """A page for spectators.
 
-        One HTML page that shows the board (`board.svg`) and the move log, live from the events
-        stream. It loads nothing from elsewhere: its script and style are `/v1/watch.js` and
+        One HTML page that shows the players, the board (`board.svg`) and the move log in words
+        (each entry's `text`), live from the events stream. On a phone the players stay a readable
+        table, the board keeps its size in a frame of its own that pans, and the log scrolls in its
+        own box. It loads nothing from elsewhere: its script and style are `/v1/watch.js` and
         `/v1/watch.css`, under a strict `Content-Security-Policy`.
 
         `GET /v1/games/{game_id}/watch` (operationId `getWatchPage`).

@@ -8,36 +8,60 @@
   const log = document.getElementById("log");
   const board = document.getElementById("board");
   const status = document.getElementById("status");
+  const players = document.getElementById("players");
   let names = [];
-
-  function shown(value) {
-    if (value && typeof value === "object" && "q" in value && "r" in value) return `(${value.q}, ${value.r})`;
-    if (Array.isArray(value)) return `[${value.map(shown).join(", ")}]`;
-    return typeof value === "string" ? value.replace(/_/g, " ") : JSON.stringify(value);
-  }
-
-  function describe(move) {
-    const fields = Object.entries(move)
-      .filter(([key]) => key !== "type" && key !== "seat")
-      .map(([key, value]) => `${key.replace(/_/g, " ")} ${shown(value)}`);
-    return [move.type.replace(/_/g, " "), ...fields].join(", ");
-  }
 
   function addEntry(entry) {
     const item = document.createElement("li");
     item.value = entry.version;
     item.dataset.version = String(entry.version);
+    // The entry in words, as the service tells it (an entry from before words: its move's type).
     const who = names[entry.seat] === undefined ? `seat ${entry.seat}` : names[entry.seat];
-    item.textContent = `${who}: ${describe(entry.move)}` + (entry.by ? ` (by ${entry.by})` : "");
+    const told = entry.text || `${who}: ${entry.move.type.replace(/_/g, " ")}`;
+    item.textContent = told + (entry.by ? ` (by ${entry.by})` : "");
     const newest = log.querySelector("li.newest");
     if (newest) newest.classList.remove("newest");
     item.classList.add("newest");
     log.appendChild(item);
-    item.scrollIntoView({ block: "nearest" });
+    // The log's own box scrolls to its newest line; the page stays where it is, board in view.
+    log.scrollTop = log.scrollHeight;
+    log.parentElement.scrollTop = log.parentElement.scrollHeight;  // the box that scrolls when wide
+  }
+
+  // The players as a table of the page's own: readable on a phone, where the board's panel is
+  // drawn too small to read.
+  function showPlayers(view) {
+    const body = players.querySelector("tbody");
+    body.textContent = "";
+    const finished = view.status === "finished";
+    const scores = {};
+    (view.scores || []).forEach((s) => { scores[s.seat] = s; });
+    players.querySelector("th:last-child").textContent = finished ? "Points" : "Action";
+    const rows = finished
+      ? view.players.slice().sort((a, b) => (scores[a.seat]?.rank ?? 99) - (scores[b.seat]?.rank ?? 99))
+      : view.players;
+    rows.forEach((p) => {
+      const row = document.createElement("tr");
+      if (p.seat === view.active_seat) row.classList.add("active");
+      const name = document.createElement("td");
+      const swatch = document.createElement("span");
+      swatch.className = "swatch";
+      swatch.dataset.seat = String(p.seat);
+      const rank = finished && scores[p.seat] ? `${scores[p.seat].rank}. ` : "";
+      name.append(swatch, `${rank}${p.name}${p.eliminated ? " (out)" : ""}`);
+      const last = finished ? (scores[p.seat]?.points ?? "–") : (p.action || "–").replace(/_/g, " ");
+      row.append(name, ...[`$${p.cash}`, p.income, p.shares, p.locomotive, last].map((v) => {
+        const cell = document.createElement("td");
+        cell.textContent = String(v);
+        return cell;
+      }));
+      body.append(row);
+    });
   }
 
   function show(view) {
     names = view.players.map((p) => p.name);
+    showPlayers(view);
     document.body.dataset.version = String(view.version);
     board.src = `board.svg?v=${view.version}`;
     if (view.status === "finished") {
