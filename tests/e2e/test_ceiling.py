@@ -98,6 +98,14 @@ def test_past_the_ceilings_a_stream_is_refused_at_once_and_a_freed_slot_is_taken
     health = requests.get(f"{url}/v1/health", timeout=10)
     assert health.status_code == 200 and health.json() == {"status": "ok"}
     assert gauge(metrics_url, "aos_connections_refused_total") == refused_before + 1
+    # A connection that sends nothing is answered too (after the 1 s the worker waits for its
+    # request), never closed in silence.
+    silent = socket.create_connection(("127.0.0.1", int(url.rsplit(":", 1)[1])), timeout=10)
+    started = time.monotonic()
+    answer = silent.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 503 ") and b"AT_CAPACITY" in answer
+    assert time.monotonic() - started < 3
+    silent.close()
     idle.close()
 
     streams.pop().close()  # a stream ends: the next one is held again
