@@ -799,8 +799,11 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         Makes a new token for the seat and answers it, shown this once; the seat's old token stops
         working at once (a request that arrives with it afterwards is `401 TOKEN_INVALID`). The seat
-        becomes unclaimed. A repeat with the same `Idempotency-Key` answers the same new token and
-        changes nothing more. No body.
+        becomes unclaimed, and the seat's programmed orders and webhooks are cleared in the same
+        write: whoever held the old token (a leak) may have set them up, and they would go on
+        playing for the seat and telling its news. The seat's player sets them up again with the new
+        token. A repeat with the same `Idempotency-Key` answers the same new token and changes
+        nothing more. No body.
 
         `POST /v1/games/{game_id}/seats/{seat}/token` (operationId `reissueSeatToken`).
         """

@@ -1,5 +1,7 @@
 """The seats of a game, for its creator (with the game-admin token): which are claimed, and
-reissuing a seat's token when a player lost it or it leaked (the old one stops working at once).
+reissuing a seat's token when a player lost it or it leaked (the old one stops working at once,
+and the seat's programmed orders and webhooks, which whoever held the old token may have set up,
+are cleared in the same write).
 
     GET  /v1/games/{game_id}/seats                -> {"seats": [{seat, name, claimed}]}
     POST /v1/games/{game_id}/seats/{seat}/token   -> {seat, name, token}   (the new token, shown once)
@@ -14,7 +16,7 @@ import hmac
 import orjson
 from flask import Blueprint, Response, current_app, request
 
-from service.referee import admin, tokens
+from service.referee import admin, orders, tokens
 from service.referee.games import Games
 from service.store import Outcome
 
@@ -81,6 +83,11 @@ def reissue_token(game_id: str, seat: str) -> Response:
         hashes = list(meta["tokens"])
         hashes[number] = new_hash
         new = {**meta, "tokens": hashes, "claimed": sorted(admin.claimed(meta) - {number})}
+        # What the old token set up goes with it: a leaked token's orders would go on playing
+        # for the seat, and its webhooks go on telling the seat's news to whoever holds it.
+        new = orders.with_book(new, {s: o for s, o in orders.book_of(new).items() if s != str(number)})
+        hooks = [h for h in new.get("webhooks") or [] if h["seat"] != number]
+        new = {k: v for k, v in new.items() if k != "webhooks"} | ({"webhooks": hooks} if hooks else {})
         outcome = games().store.replace_meta(game_id, expected=raw, meta=orjson.dumps(new))
         if outcome is Outcome.APPLIED:
             return json_response(answer)

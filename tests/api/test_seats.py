@@ -197,3 +197,40 @@ def test_maps_carry_an_etag_and_cache_control_and_answer_304(api, path: str) -> 
 def test_each_map_has_its_own_tag(api) -> None:
     tags = {api.client.get(f"/v1/maps/{m}").headers["ETag"] for m in ("rust_belt", "holland", "iraq")}
     assert len(tags) == 3
+
+
+def test_reissue_clears_the_orders_and_webhooks_made_with_the_leaked_token(api_on, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from service.store import MemoryStore
+    from tests.api.tables import Table
+
+    monkeypatch.setenv("AOS_WEBHOOKS_ALLOW_PRIVATE", "1")  # the hooks' URLs are on this machine
+    api = api_on(MemoryStore())
+    created = api.create()
+    table = Table.__new__(Table)
+    table.api, table.id = api, created["game_id"]
+    table.tokens = [s["token"] for s in created["seats"]]
+    a, b, c = table.view()["turn_order"]
+    # The attacker holds b's token: it programs orders and registers webhooks for b.
+    table.set_orders(b, [{"type": "issue_shares", "count": 2}])
+    for n in range(2):
+        hooked = api.client.post(f"/v1/games/{table.id}/webhooks", headers=table.headers(b),
+                                 json={"url": f"http://127.0.0.1:9999/leak{n}", "events": ["move"]})
+        assert hooked.status_code == 201, hooked.get_json()
+    # c's own orders and webhook are not b's: they stay.
+    table.set_orders(c, [{"type": "issue_shares", "count": 0}])
+    kept = api.client.post(f"/v1/games/{table.id}/webhooks", headers=table.headers(c),
+                           json={"url": "http://127.0.0.1:9999/c", "events": ["move"]})
+    assert kept.status_code == 201
+
+    answer = reissue(api, table.id, b, created["admin_token"])
+    assert answer.status_code == 200
+    table.tokens[b] = answer.get_json()["token"]
+    meta = table.meta()
+    assert [h["seat"] for h in meta.get("webhooks", [])] == [c]
+    assert table.orders(b) == [] and table.orders(c) == [{"type": "issue_shares", "count": 0}]
+    # The leaked orders no longer play for b: a's move leaves b to decide (c's are c's turn later).
+    body = table.moved(a, {"type": "issue_shares", "count": 0})
+    assert "followed_by" not in body and body["game"]["active_seat"] == b
+    # The seat's holder sets its own up again with the new token.
+    assert table.set_orders(b, [{"type": "drop_out"}])
+    assert api.client.get(f"/v1/games/{table.id}/webhooks", headers=table.headers(b)).get_json() == []
