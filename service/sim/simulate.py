@@ -22,7 +22,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from service.engine import game, rng
+from service.engine import game, rng, words
 from service.engine.errors import IllegalMove
 from service.engine.layout import Event, Move, State
 from service.sim.state import blank_secrets
@@ -78,26 +78,12 @@ def _refuse(draw: game.Draw) -> int:
     raise game.RandomStep(draw)
 
 
-def step_text(state: State, seat: int, move: Move) -> str:
-    """A short sentence for a step, naming the player (never a hex's coordinates)."""
-    name = state["players"][seat]["name"] if 0 <= seat < len(state["players"]) else f"Seat {seat}"
-    t = move.get("type")
-    words = {
-        "issue_shares": f"issues {move.get('count')} shares",
-        "bid": f"bids ${move.get('amount')}",
-        "drop_out": "drops out of the auction",
-        "turn_order_pass": "uses the turn order pass",
-        "select_action": f"takes the {str(move.get('action')).replace('_', ' ')} action",
-        "build": "builds track" if "tracks" in move else "builds town track",
-        "urbanize": f"urbanizes a town as new city {move.get('new_city')}",
-        "end_build": "ends their build turn",
-        "remove_wall": "removes a wall disc",
-        "deliver": f"delivers a {move.get('color')} good over {len(move.get('links') or [])} link(s)",
-        "upgrade_locomotive": "upgrades their locomotive",
-        "pass": "passes",
-        "produce": "places the goods drawn for Production",
-    }
-    return f"{name} {words.get(str(t), str(t))}."
+def _step(state: State, seat: int, move: Move, events: list[Event]) -> dict:
+    """One step of the answer, in words as a history entry is (engine/words.py): the step's
+    `text`, and each event's."""
+    teller = words.Teller.of(state)
+    teller.events(events)
+    return {"seat": seat, "move": move, "events": events, "text": teller.entry(seat, move, events)}
 
 
 def _check_body(moves: object, mode: object, seed: object) -> None:
@@ -138,11 +124,10 @@ def simulate(engine: State, moves: list, mode: str = "stop", seed: str | None = 
             raise IllegalStep(i, e) from e
         except game.RandomStep as e:
             assert e.draw is not None
-            steps.append({"seat": seat, "move": move, "events": _effects(state, seat, move),
-                          "text": step_text(state, seat, move)})
+            steps.append(_step(state, seat, move, _effects(state, seat, move)))
             expect = _expectation(e.draw) if mode == "expect" else None
             return Outcome(steps, "random", state, expect, None)
-        steps.append({"seat": seat, "move": move, "events": events, "text": step_text(state, seat, move)})
+        steps.append(_step(state, seat, move, events))
         state = after
         if time.thread_time() - started > cpu_seconds:
             raise SimulationCap("SIMULATE_CPU_CAP",

@@ -35,7 +35,8 @@ def test_stop_plays_up_to_the_first_draw_and_writes_nothing():
     assert [e["type"] for e in out.steps[-1]["events"]][:1] == ["passed"]
     assert not any(e["type"] == "dice_rolled" for s in out.steps for e in s["events"])
     assert out.state["phase"] == "move_goods" and repr(state) == before
-    assert out.steps[0]["text"].endswith("passes.")
+    assert out.steps[0]["text"].endswith("moves no goods this round")
+    assert all(e["text"] for s in out.steps for e in s["events"])
 
 
 def test_expect_lists_the_next_draws_outcomes_with_their_probabilities():
