@@ -49,8 +49,9 @@ def plan(game_id: str, version: int, entries: list[dict], hooks: list[dict],
         made = first + offset
         data = {"game_id": game_id, "version": made, "index": entry["index"], "seat": entry["seat"],
                 "move": entry["move"], "events": entry["events"], "at": entry["at"]}
-        if "by" in entry:
-            data["by"] = entry["by"]
+        for extra in ("by", "text"):  # who made it for the seat; the entry in words
+            if extra in entry:
+                data[extra] = entry[extra]
         finished = next((e for e in entry["events"] if e.get("type") == "game_finished"), None)
         for hook in hooks:
             if "move" in hook["events"]:

@@ -40,6 +40,7 @@ def entry(index: int, seat: int, events_: list, by: str | None = None) -> dict:
         "events": events_,
         "version": index + 1,
         "at": "2030-01-01T00:00:00.000Z",
+        "text": f"P{seat} moves no goods this round",
     }
     return {**e, "by": by} if by else e
 
@@ -56,6 +57,9 @@ def test_a_change_makes_a_move_per_version_a_finished_and_a_turn_for_the_seat_no
         ("hook_b", "finished", "msg_hook_b_6_finished"),
         ("hook_a", "turn", "msg_hook_a_6_turn"),
     ]
+    # The move delivery is the history entry, its words included.
+    move = orjson.loads(planned[0].payload)["data"]
+    assert move["text"] == "P1 moves no goods this round" and move["game_id"] == "g"
     turn = orjson.loads(planned[-1].payload)
     assert turn == {
         "type": "turn",
