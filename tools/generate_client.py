@@ -64,6 +64,7 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     403: ("Forbidden", "ApiError", "403: the token of another seat or game."),
     404: ("NotFound", "ApiError", "404: no such game, map or resource."),
     409: ("Conflict", "ApiError", "409: the request conflicts with the game's current state."),
+    410: ("Gone", "NotFound", "410: the game was deleted at its owner's request (`GAME_DELETED`)."),
     412: (
         "PreconditionFailed",
         "Conflict",
@@ -587,9 +588,13 @@ class Generator:
         query = [p for p in params if p["in"] == "query"]
         headers = [p for p in params if p["in"] == "header" and p["name"].lower() != "idempotency-key"]
         security = op.get("security", self.spec.get("security", []))
+        # The token parameter is for the bearer schemes (seat and admin tokens); a tenant's API
+        # key travels with every request the client makes, so it is no parameter.
+        bearer = [any(self.spec["components"]["securitySchemes"][name].get("scheme") == "bearer"
+                      for name in requirement) for requirement in security]
         token_kind = None
-        if any(s for s in security):
-            token_kind = "optional" if any(not s for s in security) else "required"
+        if any(bearer):
+            token_kind = "required" if all(bearer) else "optional"
         body_schema = None
         if "requestBody" in op:
             body_schema = op["requestBody"]["content"].get("application/json", {}).get("schema")
@@ -674,8 +679,9 @@ class Generator:
         call.append("timeout=timeout")
         # JSON that is already the Python value is declared as what it is (the transport gives Any).
         declared = "" if ret is not None and ret.conv is not None else f": {returns}" if ret or text else ""
+        assign = f"data{declared} = " if ret is not None or text or not_modified else ""
         lines.append(
-            f"        data{declared} = self._request(\n"
+            f"        {assign}self._request(\n"
             + "".join(f"            {c},\n" for c in call)
             + "        )\n"
         )

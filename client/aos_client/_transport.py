@@ -60,8 +60,11 @@ class Transport:
         backoff: float = 0.2,
         max_backoff: float = 5.0,
         user_agent: str | None = None,
+        api_key: str | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
+        # A host's tenant key (`aos_…`): sent as X-API-Key with every request when given.
+        self.api_key = api_key
         self.session = session or requests.Session()
         self.timeout = timeout
         self.retries = retries
@@ -103,6 +106,8 @@ class Transport:
         timeout: float | None = None,
     ) -> Any:
         sent = {"User-Agent": self.user_agent, "Accept": "application/json, application/problem+json"}
+        if self.api_key is not None:
+            sent["X-API-Key"] = self.api_key
         if expect == "text":
             sent["Accept"] = "*/*"
         for name, value in (headers or {}).items():

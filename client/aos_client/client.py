@@ -14,15 +14,19 @@ from ._replay import Replays
 from ._transport import Transport, etag_of, quote_path
 from .errors import ApiError
 from .models import (
+    BulkCreated,
+    BulkCreateRequest,
     CreatedGame,
     CreateGameRequest,
     GameId,
+    GameListing,
     GameView,
     GetHealthResponse,
     GetReadyResponse,
     HistoryEntry,
     LegalMoves,
     MapDetail,
+    MapId,
     MapIdPath,
     MapSummary,
     Move,
@@ -35,6 +39,7 @@ from .models import (
     SeatOrders,
     SeatToken,
     TakebackRequest,
+    Usage,
     Verdict,
     Webhook,
     WebhookCreated,
@@ -142,6 +147,31 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return CreatedGame.from_dict(data)
 
+    def create_games(
+        self,
+        body: BulkCreateRequest | Mapping[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> BulkCreated:
+        """Create many games at once, all or none.
+
+        Up to 100 games, each as `POST /v1/games` takes it, made together: if any is refused, none
+        is made (the refusal names its `index`). `start_at` starts every clock then instead of now
+        (a tournament's games, made ahead). The tenant's games-a-day quota counts them all.
+
+        `POST /v1/games/bulk` (operationId `createGames`).
+        """
+        data = self._request(
+            "POST",
+            "/v1/games/bulk",
+            body=body,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return BulkCreated.from_dict(data)
+
     def decline_takeback(
         self,
         game_id: GameId,
@@ -169,6 +199,31 @@ class AosClient(Replays, LiveUpdates, Transport):
             timeout=timeout,
         )
         return MoveResult.from_dict(data)
+
+    def delete_game(
+        self,
+        game_id: GameId,
+        *,
+        token: str | None = None,
+        timeout: float | None = None,
+    ) -> None:
+        """Delete a game everywhere.
+
+        Purges the game from the store and the archive, with its webhooks and queued jobs; its open
+        streams end. From then on the game answers `410 GAME_DELETED` (for `AOS_DELETED_TTL`, 30
+        days by default). Needs the owning tenant's key with `games:write` (another tenant's game is
+        `404`), or the game's admin token.
+
+        `DELETE /v1/games/{game_id}` (operationId `deleteGame`).
+        """
+        self._request(
+            "DELETE",
+            f"/v1/games/{quote_path(game_id)}",
+            token=token,
+            expect=None,
+            timeout=timeout,
+        )
+        return None
 
     def delete_orders(
         self,
@@ -582,6 +637,30 @@ class AosClient(Replays, LiveUpdates, Transport):
         )
         return Record.from_dict(data)
 
+    def get_usage(
+        self,
+        from_: str | None = None,
+        to: str | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> Usage:
+        """What the caller's tenant used, day by day.
+
+        Daily counts (UTC days) of games created, moves applied, stream-minutes and webhook
+        deliveries: the counts the `aos_tenant_usage_total` metric adds up. `from` and `to` default
+        to today and span at most 366 days.
+
+        `GET /v1/usage` (operationId `getUsage`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/usage",
+            params={"from": from_, "to": to},
+            expect="json",
+            timeout=timeout,
+        )
+        return Usage.from_dict(data)
+
     def get_watch_page(self, game_id: GameId, *, timeout: float | None = None) -> str:
         """A page for spectators.
 
@@ -633,6 +712,33 @@ class AosClient(Replays, LiveUpdates, Transport):
             timeout=timeout,
         )
         return data
+
+    def list_games(
+        self,
+        status: Literal["active", "finished"] | None = None,
+        map: MapId | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> GameListing:
+        """The caller's games, newest first.
+
+        Only the games made with the caller's tenant's keys, newest first, a page at a time: pass
+        `next_cursor` back as `cursor` for the next page (`null`: that was the last). `status` and
+        `map` filter; a page may then hold fewer than `limit` games and still have a `next_cursor`.
+        Games that expired leave the listing.
+
+        `GET /v1/games` (operationId `listGames`).
+        """
+        data = self._request(
+            "GET",
+            "/v1/games",
+            params={"status": status, "map": map, "cursor": cursor, "limit": limit},
+            expect="json",
+            timeout=timeout,
+        )
+        return GameListing.from_dict(data)
 
     @overload
     def list_maps(

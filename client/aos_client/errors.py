@@ -29,6 +29,10 @@ class Conflict(ApiError):
     """409: the request conflicts with the game's current state."""
 
 
+class Gone(NotFound):
+    """410: the game was deleted at its owner's request (`GAME_DELETED`)."""
+
+
 class PreconditionFailed(Conflict):
     """412: `If-Match` did not name the current version; `.version` is the current one."""
 
@@ -61,6 +65,7 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "Forbidden",
+    "Gone",
     "IllegalMove",
     "NotFound",
     "PayloadTooLarge",
@@ -79,6 +84,7 @@ ERRORS_BY_STATUS: dict[int, type[ApiError]] = {
     403: Forbidden,
     404: NotFound,
     409: Conflict,
+    410: Gone,
     412: PreconditionFailed,
     413: PayloadTooLarge,
     415: UnsupportedMediaType,

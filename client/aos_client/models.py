@@ -283,6 +283,24 @@ class BuildView(Model):
 
 
 @dataclass(kw_only=True)
+class BulkCreateRequest(Model):
+    """The `BulkCreateRequest` object."""
+
+    games: list[CreateGameRequest]
+    # When every game's clock starts (RFC 3339, with its offset); now if absent.
+    start_at: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class BulkCreated(Model):
+    """The `BulkCreated` object."""
+
+    games: list[CreatedGame]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class CityUrbanizedEvent(Event):
     """A new city was placed on a town."""
 
@@ -551,6 +569,38 @@ class GameFinishedEvent(Event):
 
 
 @dataclass(kw_only=True)
+class GameListing(Model):
+    """The `GameListing` object."""
+
+    games: list[GameSummary]
+    # Pass it as `cursor` for the next page; `null` after the last.
+    next_cursor: str | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GameSummary(Model):
+    """The `GameSummary` object."""
+
+    game_id: GameId
+    map: MapId
+    status: Literal["active", "finished"]
+    version: Version
+    created_at: str
+    players: list[GameSummaryPlayer]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class GameSummaryPlayer(Model):
+    """The `GameSummaryPlayer` object."""
+
+    seat: int
+    name: str
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class GetHealthResponse(Model):
     """The process is alive."""
 
@@ -647,6 +697,8 @@ class ImportGame(CreateGameRequest):
     """A record to replay into a new game, move by move (each checked as if played)."""
 
     record: RecordInput
+    # As a new game's `private`.
+    private: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -912,6 +964,10 @@ class NewGame(CreateGameRequest):
     # Map options by name (see `GET /v1/maps`); an unknown one is `422 BAD_OPTION`. Besides them,
     # the service's own `clock` gives every decision a deadline.
     options: NewGameOptions | None = None
+    # With `AOS_TENANCY=required` and a tenant's key: the game answers `404` to anyone without that
+    # tenant's key, one of its seat tokens or its admin token. Elsewhere `400
+    # PRIVATE_NEEDS_TENANCY`.
+    private: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1665,6 +1721,27 @@ class UrbanizeMove(Move):
     hex: Hex
     new_city: NewCityLetter
     text: MoveText | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class Usage(Model):
+    """The `Usage` object."""
+
+    tenant: str
+    days: list[UsageDay]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class UsageDay(Model):
+    """The `UsageDay` object."""
+
+    date: str
+    creates: int
+    moves: int
+    stream_minutes: int
+    webhook_deliveries: int
     extra: dict[str, Any] = field(default_factory=dict)
 
 

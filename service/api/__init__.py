@@ -16,13 +16,14 @@ from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
-from . import bodies, cors, events, instrumentation, limits, problems, security, webhooks
+from . import bodies, cors, events, instrumentation, limits, problems, security, tenancy, webhooks
 from .async_routes import bp as async_bp
 from .docs import docs_bp
 from .play import play_bp
 from .proxies import TrustedProxies
 from .routes import bp
 from .seats import seats_bp
+from .tenant_routes import tenants_bp
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.extensions["aos.webhooks"] = webhooks.Webhooks(games, private_ok=addresses.allow_private())
     app.extensions["aos.contract"] = contract_path().read_bytes()
     problems.install(app)
+    tenancy.install(app, games)  # who asks: before any route looks at a game
     cors.install(app)
     instrumentation.install(app)
     bodies.install(app)
@@ -56,6 +58,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     app.register_blueprint(docs_bp)
     app.register_blueprint(async_bp)
     app.register_blueprint(webhooks.bp)
+    app.register_blueprint(tenants_bp)
     app.register_blueprint(play_bp)  # the play page
     events.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions

@@ -33,8 +33,9 @@ ALLOWED_HEADERS = (
     "Prefer",
     "Last-Event-ID",
     "X-Request-Id",
+    "X-API-Key",
 )
-METHODS = ("GET", "POST", "OPTIONS")
+METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 MAX_AGE = 600  # seconds a browser may keep a preflight's answer
 
 

@@ -40,6 +40,14 @@ API_CODES: dict[str, ApiCode] = {
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
     "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
     "BAD_CHUNKED_BODY": ApiCode(400, "a `Transfer-Encoding: chunked` body whose chunks are malformed"),
+    "BAD_DATE": ApiCode(
+        400, "`from` or `to` of the usage is not a date (YYYY-MM-DD), or they span over a year"),
+    "BAD_CURSOR": ApiCode(400, "the listing's `cursor` is not one a listing gave"),
+    "BAD_START_AT": ApiCode(400, "a bulk create's `start_at` is not an RFC 3339 time with its offset"),
+    "BULK_TOO_LARGE": ApiCode(400, "a bulk create names no game, or more than it may (100)",
+                              {"max_games": "the most games one bulk create makes"}),
+    "PRIVATE_NEEDS_TENANCY": ApiCode(
+        400, "a private game was asked of a service not run with AOS_TENANCY=required"),
     "RECORD_TOO_LONG": ApiCode(
         400, "an imported record has more moves than the service replays (`AOS_MAX_RECORD_MOVES`)",
         {"max_moves": "the most moves a record may have"}),
@@ -48,12 +56,19 @@ API_CODES: dict[str, ApiCode] = {
     "TOKEN_INVALID": ApiCode(
         401, "the token is not a Bearer token of this game's (wrong, reissued, or of the wrong kind)",
         headers=("WWW-Authenticate",)),
+    "API_KEY_REQUIRED": ApiCode(
+        401, "this needs a tenant's API key in `X-API-Key` (creating with AOS_TENANCY=required, "
+        "listing, usage, deleting a tenant's game)", {"scope": "the scope the key must have"}),
+    "API_KEY_INVALID": ApiCode(401, "`X-API-Key` holds no key of this service's: wrong, unknown or revoked"),
+    "API_KEY_SCOPE": ApiCode(403, "the API key lacks the scope this needs", {"scope": "the scope it lacks"}),
     "TOKEN_OTHER_GAME": ApiCode(403, "the token belongs to another game"),
     "SEAT_MISMATCH": ApiCode(403, "the move's `seat` is not the seat of the token"),
     "ADMIN_TOKEN_REQUIRED": ApiCode(
         403, "a seat token was sent where the game-admin token is needed (reissuing, seat status)"),
     # -- what is asked for ----------------------------------------------------------------------
-    "GAME_NOT_FOUND": ApiCode(404, "no game has that id (never created, or expired)"),
+    "GAME_NOT_FOUND": ApiCode(404, "no game has that id (never created, or expired), or it is another "
+                              "tenant's private game"),
+    "GAME_DELETED": ApiCode(410, "the game was deleted at its owner's request (`AOS_DELETED_TTL`, then 404)"),
     "MAP_NOT_FOUND": ApiCode(404, "no map has that id"),
     "NOT_FOUND": ApiCode(404, "no resource at that path"),
     "WEBHOOK_NOT_FOUND": ApiCode(404, "the seat has no webhook of that id in this game (or it was deleted)"),
@@ -81,6 +96,10 @@ API_CODES: dict[str, ApiCode] = {
     "CONTENTION": ApiCode(
         429, "too many moves raced on this game at once; nothing was applied, retry",
         headers=("Retry-After",)),
+    "QUOTA_EXCEEDED": ApiCode(
+        429, "the tenant's quota is spent (games a day, writes a second); nothing was done",
+        {"quota": "the quota's name", "limit": "its size", "retry_after": "seconds until it renews"},
+        headers=("Retry-After", "RateLimit-Policy", "RateLimit")),
     "RATE_LIMITED": ApiCode(
         429, "the client's allowance for this kind of request is spent; nothing was looked at",
         {"policy": "the spent limit's name and window, e.g. `writes-1s`"},

@@ -93,6 +93,11 @@ CODE_HEADERS = {
     "STORE_UNAVAILABLE": lambda extra: _RETRY,
     "TOKEN_MISSING": lambda extra: _BEARER,
     "TOKEN_INVALID": lambda extra: _BEARER,
+    "QUOTA_EXCEEDED": lambda extra: {
+        "Retry-After": str(extra["retry_after"]),
+        "RateLimit-Policy": f'"{extra["quota"]}";q={extra["limit"]}',
+        "RateLimit": f'"{extra["quota"]}";r=0;t={extra["retry_after"]}',
+    },
 }
 
 

@@ -31,6 +31,8 @@ from .request_parts import (
 )
 from .responses import etag, etag_matches, json_response, raw_json
 from .schemas import load_create
+from .tenancy import caller, tenancy
+from .tenant_routes import create_one
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
 
@@ -89,7 +91,10 @@ def create_game() -> Response:
     if "record" in body and len(body["record"]["moves"]) > bound:
         raise ApiError(400, "RECORD_TOO_LONG", f"this service replays records of at most {bound} moves",
                        max_moves=bound)
-    created = games().create(body, raw, key)
+    who = caller()
+    tenancy().may_create(who)
+    tenancy().charge_creates(who, 1)
+    created = create_one(body, raw, key, who)
     g.game_id = created.game_id
     version = orjson.loads(created.body)["version"]
     headers = {"Location": f"/v1/games/{created.game_id}", "ETag": etag(version)}

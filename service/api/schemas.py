@@ -248,6 +248,7 @@ class NewGameSchema(Strict):
     players = players_field()
     seed = fields.String(validate=validate.Length(1, 128))
     options = options_field()
+    private = StrictBool()  # AOS_TENANCY=required only: hidden from other tenants
 
 
 class RecordMoveSchema(Strict):
@@ -312,6 +313,7 @@ class RecordSchema(Strict):
 
 class ImportGameSchema(Strict):
     record = fields.Nested(RecordSchema, required=True)
+    private = StrictBool()
 
 
 NEW_GAME = NewGameSchema()

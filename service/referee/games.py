@@ -37,6 +37,7 @@ MIN_CREATE_KEY_LENGTH = 16
 class Created:
     game_id: str
     body: bytes
+    created_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -225,7 +226,7 @@ class Games:
     # -- creating -----------------------------------------------------------------------------
 
     def create(self, body: dict, raw: object, idempotency_key: str | None,
-               owner: dict | None = None) -> Created:
+               owner: dict | None = None, clock_start_ms: int | None = None) -> Created:
         """A new game from {map, players, seed?, options?} or {record}; `raw` is the body as
         sent, for the idempotency fingerprint.
 
@@ -248,13 +249,15 @@ class Games:
         state, log = self._new_state(body, options, created_ms)
         salt = secrets.token_hex(8)
         version = len(log)
-        meta_clock = clocks.in_meta(clock, created_ms)
-        deadline = clocks.deadline_ms(clock, state, created_ms)
+        # A clock may start later than the game is made (a tournament's bulk create).
+        clock_ms = created_ms if clock_start_ms is None else max(created_ms, clock_start_ms)
+        meta_clock = clocks.in_meta(clock, clock_ms)
+        deadline = clocks.deadline_ms(clock, state, clock_ms)
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
             seats, hashes = self._seats(game_id, state, key, salt)
             admin_token, admin_hash = admin.admin_token(game_id, None if key is None else key.secret, salt)
-            view = full_view(state, game_id, version, clock=clock, since_ms=created_ms)
+            view = full_view(state, game_id, version, clock=clock, since_ms=clock_ms)
             record = None
             if key is not None:
                 value = SEP.join([fp, salt.encode(), game_id.encode(), str(version).encode()])
@@ -279,7 +282,8 @@ class Games:
                     raise GameError("STORE_UNAVAILABLE", "the create's record names no game; retry")
                 return replayed
             metrics.GAMES_CREATED.labels(map=state["map"]).inc()
-            return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
+            return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}),
+                           created_ms)
         raise GameError("STORE_UNAVAILABLE", "could not find a free game id")
 
     def _create_retry_ttl(self) -> int:

@@ -1,0 +1,266 @@
+"""Hosting for many customers, over HTTP on a real Redis: tenant keys and scopes, private games,
+a tenant's listing, deletion (410 after), bulk creates (all or none, clocks started later),
+quotas and usage; and tenant B learns nothing of tenant A's private games."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+from collections.abc import Iterator
+
+import pytest
+from flask import Flask
+from prometheus_client import REGISTRY
+
+from service.referee.tenancy import Tenancy
+from service.store import RedisStore
+from service.tenants import RedisKeys, new_key
+from service.tenants.ledger import RedisLedger
+from tests.api.conftest import NAMES, make_app
+
+PLAYERS = [{"name": n} for n in NAMES[:3]]
+
+
+class Host:
+    """One instance, with keys for tenants Acme and Beta."""
+
+    def __init__(self, app: Flask, registry: RedisKeys) -> None:
+        self.app = app
+        self.client = app.test_client()
+        self.registry = registry
+        self.keys: dict[str, str] = {}
+        self.ids: dict[str, str] = {}
+        for name, tenant, scopes in (("acme", "Acme", ["games:write", "games:read"]),
+                                     ("acme_reader", "Acme", ["games:read"]),
+                                     ("beta", "Beta", ["games:write", "games:read"])):
+            key, record = new_key(tenant, scopes)
+            registry.add(record)
+            self.keys[name], self.ids[name] = key, record.key_id
+
+    def as_(self, who: str | None) -> dict[str, str]:
+        return {} if who is None else {"X-API-Key": self.keys[who]}
+
+    def create(self, who: str | None, status: int = 201, **extra: object) -> dict:
+        body = {"map": "rust_belt", "players": PLAYERS, "seed": "tenant", **extra}
+        response = self.client.post("/v1/games", json=body, headers=self.as_(who))
+        assert response.status_code == status, response.get_json()
+        return response.get_json()
+
+
+@pytest.fixture
+def host_on(openapi, violations, redis_url: str) -> Iterator:
+    made: list[tuple[RedisStore, RedisKeys, RedisLedger]] = []
+
+    def build(**settings: object) -> Host:
+        store = RedisStore(redis_url)
+        app = make_app(openapi, violations, store, **settings)
+        hosted: Tenancy = app.extensions["aos.tenancy"]
+        hosted.registry, hosted.ledger = RedisKeys(redis_url), RedisLedger(redis_url)
+        made.append((store, hosted.registry, hosted.ledger))  # type: ignore[arg-type]
+        return Host(app, hosted.registry)  # type: ignore[arg-type]
+
+    yield build
+    for store, registry, ledger in made:
+        store.close()
+        registry.close()
+        ledger.close()
+
+
+def test_with_tenancy_required_creating_needs_a_key_with_games_write(host_on) -> None:
+    host = host_on(tenancy="required")
+    assert host.create(None, 401)["code"] == "API_KEY_REQUIRED"
+    assert host.create("acme_reader", 403)["code"] == "API_KEY_SCOPE"
+    made = host.create("acme")
+    assert made["game_id"] and len(made["seats"]) == 3
+    wrong = host.client.post("/v1/games", json={"map": "rust_belt", "players": PLAYERS},
+                             headers={"X-API-Key": host.keys["acme"][:-2] + "zz"})
+    assert wrong.status_code == 401 and wrong.get_json()["code"] == "API_KEY_INVALID"
+    # Revoked on one instance: refused at once on another sharing the store.
+    other = host_on(tenancy="required")
+    host.registry.revoke(host.ids["acme"])
+    refused = other.client.post("/v1/games", json={"map": "rust_belt", "players": PLAYERS},
+                                headers=host.as_("acme"))
+    assert refused.status_code == 401 and refused.get_json()["code"] == "API_KEY_INVALID"
+
+
+def test_open_mode_is_as_before_and_a_private_game_needs_tenancy(host_on) -> None:
+    host = host_on()
+    assert host.create(None)["game_id"]
+    owned = host.create("acme")
+    listed = host.client.get("/v1/games", headers=host.as_("acme")).get_json()
+    assert [g["game_id"] for g in listed["games"]] == [owned["game_id"]]
+    assert host.create("acme", 400, private=True)["code"] == "PRIVATE_NEEDS_TENANCY"
+
+
+def test_a_private_game_is_404_to_everyone_but_its_tenant_and_its_seats(host_on) -> None:
+    host = host_on(tenancy="required")
+    game = host.create("acme", private=True)
+    public = host.create("acme")
+    game_id, token = game["game_id"], game["seats"][0]["token"]
+    for path in ("", "/legal-moves?seat=0", "/history", "/board.svg", "/seats"):
+        for who in (None, "beta"):
+            response = host.client.get(f"/v1/games/{game_id}{path}", headers=host.as_(who))
+            assert response.status_code == 404, (path, who)
+            assert response.get_json()["code"] == "GAME_NOT_FOUND"
+    assert host.client.get(f"/v1/games/{game_id}", headers=host.as_("acme")).status_code == 200
+    as_seat = {"Authorization": f"Bearer {token}"}
+    assert host.client.get(f"/v1/games/{game_id}", headers=as_seat).status_code == 200
+    assert host.client.get(f"/v1/games/{public['game_id']}", headers=host.as_("beta")).status_code == 200
+    assert host.client.get(f"/v1/games/{public['game_id']}").status_code == 200
+
+
+def test_the_listing_holds_only_the_callers_games_newest_first_in_pages(host_on) -> None:
+    host = host_on(tenancy="required")
+    acme = [host.create("acme")["game_id"] for _ in range(7)]
+    iraq = host.create("acme", map="iraq", players=PLAYERS)["game_id"]
+    beta = host.create("beta")["game_id"]
+    seen, cursor = [], None
+    while True:
+        query = {"limit": 3, **({"cursor": cursor} if cursor else {})}
+        page = host.client.get("/v1/games", query_string=query, headers=host.as_("acme_reader")).get_json()
+        seen += [g["game_id"] for g in page["games"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == [iraq, *reversed(acme)]
+    only_iraq = host.client.get("/v1/games?map=iraq", headers=host.as_("acme")).get_json()["games"]
+    summary = [(g["game_id"], g["map"], g["status"], g["version"]) for g in only_iraq]
+    assert summary == [(iraq, "iraq", "active", 0)]
+    assert host.client.get("/v1/games?status=finished", headers=host.as_("acme")).get_json()["games"] == []
+    betas = host.client.get("/v1/games", headers=host.as_("beta")).get_json()["games"]
+    assert [g["game_id"] for g in betas] == [beta]
+    assert host.client.get("/v1/games").get_json()["code"] == "API_KEY_REQUIRED"
+    bad = host.client.get("/v1/games?cursor=nonsense", headers=host.as_("acme"))
+    assert bad.status_code == 400 and bad.get_json()["code"] == "BAD_CURSOR"
+
+
+def test_a_deleted_game_answers_410_everywhere_and_leaves_the_listing(host_on) -> None:
+    host = host_on(tenancy="required")
+    game = host.create("acme")
+    game_id, token = game["game_id"], game["seats"][game["active_seat"]]["token"]
+    other = host.client.delete(f"/v1/games/{game_id}", headers=host.as_("beta"))
+    assert other.status_code == 404  # another tenant's game is none of its business
+    reader = host.client.delete(f"/v1/games/{game_id}", headers=host.as_("acme_reader"))
+    assert reader.status_code == 403 and reader.get_json()["code"] == "API_KEY_SCOPE"
+    assert host.client.delete(f"/v1/games/{game_id}").status_code == 401
+
+    assert host.client.delete(f"/v1/games/{game_id}", headers=host.as_("acme")).status_code == 204
+    for method, path in (("get", ""), ("get", "/legal-moves?seat=0"), ("get", "/history"), ("delete", "")):
+        response = getattr(host.client, method)(f"/v1/games/{game_id}{path}", headers=host.as_("acme"))
+        assert response.status_code == 410 and response.get_json()["code"] == "GAME_DELETED", (method, path)
+    moved = host.client.post(f"/v1/games/{game_id}/moves", json={"type": "issue_shares", "count": 0},
+                             headers={"Authorization": f"Bearer {token}"})
+    assert moved.status_code == 410
+    assert host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"] == []
+
+
+def test_in_open_mode_the_creator_deletes_with_the_admin_token(host_on) -> None:
+    host = host_on()
+    game = host.create(None)
+    seat_token = game["seats"][0]["token"]
+    refused = host.client.delete(f"/v1/games/{game['game_id']}",
+                                 headers={"Authorization": f"Bearer {seat_token}"})
+    assert refused.status_code == 403 and refused.get_json()["code"] == "ADMIN_TOKEN_REQUIRED"
+    done = host.client.delete(f"/v1/games/{game['game_id']}",
+                              headers={"Authorization": f"Bearer {game['admin_token']}"})
+    assert done.status_code == 204
+    assert host.client.get(f"/v1/games/{game['game_id']}").status_code == 410
+
+
+def test_a_bulk_create_makes_all_the_games_with_clocks_from_start_at(host_on) -> None:
+    host = host_on(tenancy="required")
+    start = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(days=2)
+    clock = {"clock": {"turn_seconds": 3600}}
+    body = {"games": [{"map": "rust_belt", "players": PLAYERS, "options": clock} for _ in range(3)],
+            "start_at": start.isoformat().replace("+00:00", "Z")}
+    response = host.client.post("/v1/games/bulk", json=body, headers=host.as_("acme"))
+    assert response.status_code == 201, response.get_json()
+    made = response.get_json()["games"]
+    assert len(made) == 3 and len({g["game_id"] for g in made}) == 3
+    assert all(len(g["seats"]) == 3 and g["admin_token"] for g in made)
+    deadline = dt.datetime.fromisoformat(made[0]["deadline"].replace("Z", "+00:00"))
+    assert deadline == start + dt.timedelta(hours=1)
+    listed = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
+    assert {g["game_id"] for g in listed} == {g["game_id"] for g in made}
+
+
+def test_a_bulk_create_is_all_or_none(host_on) -> None:
+    host = host_on(tenancy="required", tenant_games_per_day=4)
+    games = [{"map": "rust_belt", "players": PLAYERS} for _ in range(3)]
+    acme = host.as_("acme")
+    mars = {"map": "mars", "players": PLAYERS}
+    bad = host.client.post("/v1/games/bulk", json={"games": [*games[:2], mars]}, headers=acme)
+    assert bad.status_code == 400 and bad.get_json()["index"] == 2
+    bogus = {"map": "rust_belt", "players": PLAYERS, "options": {"bogus": 1}}
+    refused = host.client.post("/v1/games/bulk", json={"games": [*games[:2], bogus]}, headers=acme)
+    assert refused.status_code == 422 and refused.get_json()["index"] == 2
+    assert host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"] == []
+    # Five would pass the quota of four: none is made, and the answer says when to come back.
+    over = host.client.post("/v1/games/bulk", json={"games": games + games[:2]}, headers=host.as_("acme"))
+    assert over.status_code == 429 and over.get_json()["code"] == "QUOTA_EXCEEDED"
+    assert 0 < int(over.headers["Retry-After"]) <= 86_400 and over.get_json()["quota"] == "games_per_day"
+    assert host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"] == []
+    assert host.client.post("/v1/games/bulk", json={"games": games}, headers=acme).status_code == 201
+
+
+def _usage_metric(tenant: str, kind: str) -> float:
+    return REGISTRY.get_sample_value("aos_tenant_usage_total", {"tenant": tenant, "kind": kind}) or 0.0
+
+
+def test_usage_counts_what_the_tenant_did_as_the_metrics_saw_it(host_on) -> None:
+    host = host_on(tenancy="required")
+    before = {kind: _usage_metric("Acme", kind) for kind in ("creates", "moves")}
+    game = host.create("acme")
+    host.create("acme")
+    host.create("beta")
+    seat = game["active_seat"]
+    for _ in range(3):
+        view = host.client.get(f"/v1/games/{game['game_id']}").get_json()
+        seat = view["active_seat"]
+        moved = host.client.post(f"/v1/games/{game['game_id']}/moves",
+                                 json={"type": "issue_shares", "count": 0},
+                                 headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"})
+        assert moved.status_code == 200, moved.get_json()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    usage = host.client.get(f"/v1/usage?from={today}&to={today}", headers=host.as_("acme_reader")).get_json()
+    counts = usage["days"][0]
+    assert usage["tenant"] == "Acme" and counts["date"] == today
+    assert (counts["creates"], counts["moves"]) == (2, 3)
+    assert counts["creates"] == _usage_metric("Acme", "creates") - before["creates"]
+    assert counts["moves"] == _usage_metric("Acme", "moves") - before["moves"]
+    bad_dates = host.client.get("/v1/usage?from=2026-13-01&to=2026-13-02", headers=host.as_("acme"))
+    assert bad_dates.status_code == 400
+    assert host.client.get("/v1/usage").status_code == 401
+
+
+def test_a_thousand_cross_tenant_requests_learn_nothing(host_on) -> None:
+    host = host_on(tenancy="required")
+    secret_names = [{"name": n} for n in ("Zelda-private", "Yusuf-private", "Xenia-private")]
+    private = [host.create("acme", private=True, players=secret_names) for _ in range(3)]
+    rng = random.Random(26)
+    seen_statuses: set[int] = set()
+    for n in range(1000):
+        game = rng.choice(private)
+        game_id = game["game_id"]
+        headers = rng.choice([host.as_("beta"), {}, {"X-API-Key": "aos_" + "x" * 12 + "_" + "y" * 43},
+                              {"Authorization": f"Bearer {game_id}.0.{'z' * 43}"}])
+        method, path, body = rng.choice([
+            ("get", "", None), ("get", "/legal-moves?seat=1", None), ("get", "/history", None),
+            ("get", "/record", None), ("get", "/board.svg", None), ("get", "/seats", None),
+            ("post", "/moves", {"type": "issue_shares", "count": 0}), ("delete", "", None),
+            ("post", "/moves/validate", {"type": "issue_shares", "count": 0, "seat": 0}),
+            ("get", "/webhooks", None),
+        ])
+        call = getattr(host.client, method)
+        response = call(f"/v1/games/{game_id}{path}", headers=headers,
+                        **({"json": body} if body is not None else {}))
+        seen_statuses.add(response.status_code)
+        text = response.get_data(as_text=True)
+        response.close()
+        assert response.status_code in (401, 404, 405), (n, method, path, headers, response.status_code)
+        assert "private" not in text and "Zelda" not in text, (n, method, path)
+    assert 404 in seen_statuses
+    # Beta's listing and usage hold none of it; Acme's games are all still there.
+    assert host.client.get("/v1/games", headers=host.as_("beta")).get_json()["games"] == []
+    mine = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
+    assert {g["game_id"] for g in mine} == {g["game_id"] for g in private}
