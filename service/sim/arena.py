@@ -179,7 +179,7 @@ def svg(report: dict) -> str:
     width, left, bar, gap = 640, 190, 18, 10
     height = 40 + len(rows) * (bar + 6) + gap * len(report["maps"]) + 30
     top = max([row["mu"] + row["sigma"] for _, row in rows] + [50.0])
-    scale = (width - left - 20) / top
+    scale = (width - left - 100) / top  # room for the label right of the whisker
     colours = {"search": "#c0392b", "greedy": "#2471a3", "random": "#7f8c8d"}
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
