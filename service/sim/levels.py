@@ -1,0 +1,41 @@
+"""The computer's levels, for seats the server plays (`{"name", "bot": {"level": int}}`), calibrated
+against the arena (docs/arena.md): level 1 is the random bot, 2 greedy, and from 3 up the search
+bot with more simulations a decision. Every level's budget is in simulations, not milliseconds,
+and its generator is seeded from public facts of the position (the seed's commitment, the number
+of moves made, the seat), so the same position always gets the same move: a worker that dies
+mid-search and a second one that takes the seat over play the same move, whichever commits it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+
+from service.engine.layout import Move, State
+from service.sim.greedy import GreedyPolicy
+from service.sim.policies import Policy, RandomPolicy
+from service.sim.search import SearchPolicy
+
+# Level: (what plays, simulations a decision for the search). Level 3's budget is the one the
+# arena measured (docs/arena.md: 10 of 12 first places against three greedy seats on Rust Belt).
+LEVELS: dict[int, tuple[str, int]] = {1: ("random", 0), 2: ("greedy", 0), 3: ("search", 8),
+                                      4: ("search", 32), 5: ("search", 128)}
+MIN_LEVEL, MAX_LEVEL = min(LEVELS), max(LEVELS)
+
+
+def policy(level: int, rng: random.Random) -> Policy:
+    """The player of a level; ValueError for a level there is not."""
+    if level not in LEVELS:
+        raise ValueError(f"no level {level}: levels are {MIN_LEVEL} to {MAX_LEVEL}")
+    kind, simulations = LEVELS[level]
+    if kind == "random":
+        return RandomPolicy(rng)
+    if kind == "greedy":
+        return GreedyPolicy(rng)
+    return SearchPolicy(rng, simulations=simulations)
+
+
+def choose(state: State, seat: int, moves: Sequence[Move], level: int, moves_made: int) -> Move:
+    """The move a computer seat of `level` makes now; the same for the same position."""
+    rng = random.Random(f"{state['seed_commitment']}:{moves_made}:{seat}:{level}")
+    return policy(level, rng).choose(state, seat, moves)
