@@ -137,6 +137,11 @@ class Admission:
         except BaseException:
             self._leave(address, game)
             raise
+        if game is None:
+            # Its answer is made: what is left is sending it. Only waits (a stream's answer is
+            # the wait) are held until the server closes the answer.
+            self._leave(address, game)
+            return result
         return _Held(result, lambda: self._leave(address, game))
 
     # -- counting ---------------------------------------------------------------------------
@@ -266,7 +271,8 @@ class _Held:
         self._release: Callable[[], None] | None = release
 
     def __iter__(self) -> Iterator[bytes]:
-        return iter(self._result)
+        yield from self._result
+        self.close()  # run to its end: given back now, whether or not the server closes it
 
     def close(self) -> None:
         try:
