@@ -142,6 +142,7 @@ def test_a_body_dripped_a_byte_a_second_is_dropped_after_the_deadline(services, 
 
 def test_health_answers_while_a_crowd_holds_every_slot(services, redis_url: str) -> None:
     [service] = services(redis_url, 1, WEB_CONCURRENCY="1", GUNICORN_WORKER_CONNECTIONS="60",
+                         AOS_STREAMS_PER_WORKER="60",  # streams may take every connection
                          AOS_MAX_WAITS_PER_ADDRESS="1000", AOS_MAX_REQUESTS_PER_ADDRESS="1000")
     game_id = new_game(service.url)
     opened = [send(service.url, stream(game_id)) for _ in range(60)]
