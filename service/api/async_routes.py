@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from marshmallow import ValidationError, validate
 
-from service.referee import admin, correspondence, timeline, tokens
+from service.referee import correspondence, timeline, tokens
 from service.referee.games import Applied
 from service.store import Stored
 
@@ -115,11 +115,10 @@ def resign(game_id: str) -> Response:
     made through the same compare-and-set as `POST …/moves`."""
     game_id, seat, stored, key = seat_request(game_id)
     body_of(EMPTY, optional=True)
-    admin.note_claimed(games().store, game_id, stored, seat,
-                       tokens.bearer(request.headers.get("Authorization")))
     applied = games().apply(game_id, seat, {"type": timeline.RESIGN},
                             if_match=if_match(),
-                            idempotency_key=key, stored=stored)
+                            idempotency_key=key, stored=stored,
+                            token=tokens.bearer(request.headers.get("Authorization")))
     return moved(applied)
 
 

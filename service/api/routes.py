@@ -137,7 +137,6 @@ def apply_move(game_id: str) -> Response:
     seat = games().authenticate(stored, token, token_seat)
     if body_seat is not None and body_seat != seat:
         raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
-    admin.note_claimed(games().store, game_id, stored, seat, token)
     applied = games().apply(
         game_id,
         seat,
@@ -145,6 +144,7 @@ def apply_move(game_id: str) -> Response:
         if_match=if_match(),
         idempotency_key=key,
         stored=stored,
+        token=token,  # the seat's first move claims it, in the same commit
     )
     return with_etag(raw_json(applied.body), applied.version)
 

@@ -67,9 +67,24 @@ def claimed(meta: dict) -> set[int]:
     return set(meta.get("claimed", ()))
 
 
+def claim_in(meta: bytes, seat: int, token: str) -> bytes | None:
+    """The metadata with `seat` claimed, for a commit that writes it with the move: None when
+    it is claimed already. Refuses a token that is not the seat's current one (reissued since
+    it was checked): each attempt of a commit calls this on the metadata it compares with."""
+    decoded = orjson.loads(meta)
+    hashes = decoded["tokens"]
+    if seat >= len(hashes) or not hmac.compare_digest(hashes[seat], tokens.digest(token)):
+        raise _invalid("the token is not this game's (it was reissued)")
+    if seat in claimed(decoded):
+        return None
+    return orjson.dumps({**decoded, "claimed": sorted(claimed(decoded) | {seat})})
+
+
 def note_claimed(store: GameStore, game_id: str, stored: Stored, seat: int, token: str) -> None:
-    """Marks an authenticated seat as claimed (one write, on the token's first use). Should the
-    token be reissued meanwhile, the request is refused: the old token stops working at once."""
+    """Marks an authenticated seat as claimed (one write, on the token's first use), for a
+    request that writes nothing else (a dry run). A move claims in its own commit (claim_in).
+    Should the token be reissued meanwhile, the request is refused: the old token stops
+    working at once."""
     raw = stored.meta
     for _ in range(CLAIM_ATTEMPTS):
         meta = orjson.loads(raw)

@@ -376,12 +376,16 @@ class Games:
         idempotency_key: str | None,
         stored: Stored,
         by: str | None = None,
+        token: str | None = None,
     ) -> Applied:
         """Apply `move` of `seat` (already authenticated against `stored`; a move of the
         contract, or timeline.RESIGN), re-judging it against the new state whenever another
         writer got in first. `by` says who made the move when the server made it for the seat
         ("orders", "clock"): it goes into the log entry. The seats' programmed orders that the
-        move calls on go in the same commit."""
+        move calls on go in the same commit, and so does the seat's claim when the seat's
+        `token` is given (its first use marks the seat claimed: admin.claim_in). A claim
+        written apart, before the commit, changed the metadata the commit compares with, so
+        every seat's first move conflicted with itself and was judged twice."""
 
         def plan(stored: Stored, at_ms: int) -> Change:
             try:
@@ -391,6 +395,8 @@ class Games:
                 raise illegal(exc) from None
             entries = [log_entry(stored.version, seat, move, events, by, at_ms=at_ms, state=state)]
             state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version, at_ms)
+            if token is not None:
+                meta = admin.claim_in(meta or stored.meta, seat, token) or meta
             version = stored.version + len(entries)
             view = view_bytes(state, game_id, version, meta or stored.meta, at_ms)
             return Change(entries, state, view, meta,

@@ -234,3 +234,29 @@ def test_reissue_clears_the_orders_and_webhooks_made_with_the_leaked_token(api_o
     # The seat's holder sets its own up again with the new token.
     assert table.set_orders(b, [{"type": "drop_out"}])
     assert api.client.get(f"/v1/games/{table.id}/webhooks", headers=table.headers(b)).get_json() == []
+
+
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_each_seats_first_move_claims_it_in_its_own_commit_without_a_conflict(api_on, on, request) -> None:  # type: ignore[no-untyped-def]
+    from prometheus_client import REGISTRY
+
+    from service.store import MemoryStore
+
+    store = MemoryStore() if on == "memory" else request.getfixturevalue("redis_store")
+    api = api_on(store)
+    game = api.create()
+    gid = game["game_id"]
+
+    def conflicts() -> float:
+        return REGISTRY.get_sample_value(
+            "aos_store_retries_total", {"op": "commit", "reason": "version_conflict"}) or 0.0
+
+    before = conflicts()
+    for _ in range(3):  # each seat's first move: issue no shares
+        seat = api.view(gid)["active_seat"]
+        moved = api.move(gid, game["seats"][seat]["token"], {"type": "issue_shares", "count": 0})
+        assert moved.status_code == 200, moved.get_json()
+    assert conflicts() == before  # no move was judged twice
+    listed = admin_get(api, gid, game["admin_token"]).get_json()["seats"]
+    assert all(s["claimed"] for s in listed)
+    assert store.version(gid) == 3
