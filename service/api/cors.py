@@ -35,7 +35,7 @@ ALLOWED_HEADERS = (
     "X-Request-Id",
     "X-API-Key",
 )
-METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+METHODS = ("GET", "POST", "PUT", "DELETE", "OPTIONS")  # PUT: a seat's orders
 MAX_AGE = 600  # seconds a browser may keep a preflight's answer
 
 

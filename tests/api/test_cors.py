@@ -3,6 +3,8 @@ preflights the browser sends for the headers the contract uses, and reads the he
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import requests
 
@@ -155,3 +157,20 @@ def test_origins_setting():
         "http://b:1",
     ]
     assert origins_from_env({"AOS_CORS_ORIGINS": ""}) == []
+
+
+def test_preflight_allows_every_method_the_contract_uses(live_server, monkeypatch):
+    import yaml
+
+    contract = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    used = {m.upper() for item in contract["paths"].values() for m in item
+            if m in ("get", "post", "put", "delete", "patch")}
+    assert {"PUT", "DELETE"} <= used  # orders are set with PUT, webhooks deleted with DELETE
+    api, _ = api_server(live_server, monkeypatch)
+    for method, path in (("PUT", "/v1/games/abc/seats/0/orders"), ("DELETE", "/v1/games/abc/webhooks/h")):
+        response = requests.options(f"{api}{path}", timeout=10, headers={
+            "Origin": "http://localhost:5173", "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": "authorization, content-type"})
+        assert response.status_code == 200
+        allowed = {m.strip() for m in response.headers["Access-Control-Allow-Methods"].split(",")}
+        assert used <= allowed, (method, allowed)

@@ -89,3 +89,11 @@ def test_every_schema_and_operation_is_described_with_an_example() -> None:
             for example in body.get("examples", {}).values():
                 errors = list(Draft202012Validator({**root, "$ref": ref}).iter_errors(example["value"]))
                 assert not errors, f"{method} {path}: {errors[0].message}"
+
+
+def test_the_page_may_not_be_framed_and_runs_only_its_own_scripts(api) -> None:  # type: ignore[no-untyped-def]
+    response = api.client.get("/v1/docs")
+    policy = response.headers["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy.split("script-src", 1)[1].split(";", 1)[0]
+    assert response.headers["X-Frame-Options"] == "DENY"
