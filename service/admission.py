@@ -11,6 +11,8 @@ address could take every slot, and `/v1/health` would time out for everyone. So,
 - requests in flight from one address: at most `per_address`; beyond, `429 TOO_MANY_REQUESTS`;
 - `/v1/health` and `/v1/ready` are never refused here; past the worker's connection ceiling
   the gevent worker answers `/v1/health` itself (service/serving.py, the reserved path);
+- an address whose requests had a token refused (401) `auth_failures` times this minute has its
+  requests with a token refused, `429 TOO_MANY_AUTH_FAILURES`, before the app reads any game;
 - a request body must arrive whole within `body_seconds`, else `408 BODY_TIMEOUT`: the body is
   read here, before the app, under a watchdog that shuts the socket when time is up.
 
@@ -30,6 +32,7 @@ import os
 import re
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -45,6 +48,7 @@ class Limits:
     per_address_waits: int = 32
     per_game_waits: int = 512
     per_address: int = 128
+    auth_failures: int = 60  # 401s per address and minute; past them, a request with a token is 429
     body_seconds: float = 10.0
     max_body: int = 1 << 20  # a body larger is not read here (the app refuses it with 413)
 
@@ -65,6 +69,7 @@ class Limits:
             per_address_waits=int(number("AOS_MAX_WAITS_PER_ADDRESS", cls.per_address_waits)),
             per_game_waits=int(number("AOS_MAX_WAITS_PER_GAME", cls.per_game_waits)),
             per_address=int(number("AOS_MAX_REQUESTS_PER_ADDRESS", cls.per_address)),
+            auth_failures=int(number("AOS_MAX_AUTH_FAILURES_PER_MINUTE", cls.auth_failures)),
             body_seconds=float(number("AOS_BODY_TIMEOUT_SECONDS", cls.body_seconds, float)),
         )
 
@@ -114,11 +119,18 @@ class Admission:
         self._addresses: dict[str, int] = {}
         self._address_waits: dict[str, int] = {}
         self._game_waits: dict[str, int] = {}
+        # address -> (the minute, 401s answered to it in that minute)
+        self._failures: dict[str, tuple[int, int]] = {}
 
     def __call__(self, environ: dict, start_response: Callable) -> Iterable[bytes]:
         if environ.get("PATH_INFO") in RESERVED_PATHS:
             return self.app(environ, start_response)
         address = str(environ.get("REMOTE_ADDR") or "unknown")
+        if "HTTP_AUTHORIZATION" in environ and self._failing(address):
+            return self._refuse(environ, start_response, 429, "TOO_MANY_AUTH_FAILURES", (
+                f"more than {self.limits.auth_failures} requests from this address had a token "
+                f"refused in the last minute"))
+        start_response = self._counting_failures(address, start_response)
         game = _wait_of(environ)
         refused = self._enter(address, game)
         if refused is not None:
@@ -143,6 +155,31 @@ class Admission:
             self._leave(address, game)
             return result
         return _Held(result, lambda: self._leave(address, game))
+
+    # -- tokens refused ---------------------------------------------------------------------
+    # A request with a made-up token costs a read of its game before it is refused (401), and
+    # each made-up token was its own bucket of the write limit: an address whose tokens keep
+    # being refused is refused before the app, for the rest of the minute.
+
+    def _failing(self, address: str) -> bool:
+        minute = int(time.monotonic() // 60)
+        with self._lock:
+            seen = self._failures.get(address)
+            return seen is not None and seen[0] == minute and seen[1] >= self.limits.auth_failures
+
+    def _counting_failures(self, address: str, start_response: Callable) -> Callable:
+        def start(status: str, headers: list, *args: object) -> object:
+            if status.startswith("401"):
+                minute = int(time.monotonic() // 60)
+                with self._lock:
+                    if len(self._failures) > 100_000:  # bounded: old minutes go first
+                        self._failures = {a: v for a, v in self._failures.items() if v[0] == minute}
+                    seen = self._failures.get(address)
+                    count = seen[1] + 1 if seen is not None and seen[0] == minute else 1
+                    self._failures[address] = (minute, count)
+            return start_response(status, headers, *args)
+
+        return start
 
     # -- counting ---------------------------------------------------------------------------
 

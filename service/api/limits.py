@@ -50,8 +50,14 @@ def writer_key() -> str:
     its address when it sends none."""
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return "seat:" + hashlib.sha256(token.strip().encode()).hexdigest()[:32]
+    token = token.strip()
+    # Only a token of the form of this game's seat or admin tokens has a bucket of its own: any
+    # other string would be a fresh bucket each time, so it counts against its address.
+    game_id = (request.view_args or {}).get("game_id")
+    parts = token.split(".")
+    if (scheme.lower() == "bearer" and game_id and len(parts) == 3 and parts[0] == game_id
+            and (parts[1].isdigit() or parts[1] == "admin") and len(parts[2]) >= 20):
+        return "seat:" + hashlib.sha256(token.encode()).hexdigest()[:32]
     return "addr:" + client_address()
 
 

@@ -198,3 +198,38 @@ def test_settings_come_from_the_environment() -> None:
 )
 def test_the_counters_live_in_the_games_redis(url, uri, options) -> None:
     assert storage_uri(url) == (uri, options)
+
+
+def test_tokens_not_of_the_games_form_count_against_their_address(api_on) -> None:
+    api = api_on(MemoryStore(), rate_limit_writes="2/minute")
+    game = api.create()
+    gid = game["game_id"]
+    # Made-up strings, each different: one bucket, the address's, not one each.
+    statuses = [api.move(gid, f"junk-{n}", {"type": "issue_shares", "count": 0}).status_code
+                for n in range(4)]
+    assert statuses[:2] == [401, 401] and statuses[2:] == [429, 429]
+
+
+def test_an_address_whose_tokens_keep_being_refused_is_refused_before_any_game_is_read(
+    api_on, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("AOS_MAX_AUTH_FAILURES_PER_MINUTE", "5")
+    store = MemoryStore()
+    api = api_on(store, rate_limits=False)
+    game = api.create()
+    gid, seat = game["game_id"], game["active_seat"]
+    loads: list[str] = []
+    real_load = store.load
+    store.load = lambda game_id, **kw: loads.append(game_id) or real_load(game_id, **kw)  # type: ignore[method-assign]
+    forged = [f"{gid}.{seat}.{'x' * 40}{n}" for n in range(8)]
+    statuses = [api.move(gid, token, {"type": "issue_shares", "count": 0}).status_code for token in forged]
+    assert statuses == [401] * 5 + [429] * 3
+    assert len(loads) == 5  # the refused ones read no game
+    refused = api.move(gid, forged[0], {"type": "issue_shares", "count": 0})
+    assert refused.get_json()["code"] == "TOO_MANY_AUTH_FAILURES" and refused.headers["Retry-After"]
+    # Another address, and reads without a token, are not held back.
+    other = api.client.post(f"/v1/games/{gid}/moves", json={"type": "issue_shares", "count": 0},
+                            headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"},
+                            environ_base={"REMOTE_ADDR": "192.0.2.7"})
+    assert other.status_code == 200, other.get_json()
+    assert api.client.get(f"/v1/games/{gid}").status_code == 200
