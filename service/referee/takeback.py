@@ -22,6 +22,10 @@ VERSION_TAKEN_BACK = "VERSION_TAKEN_BACK"
 NOTHING_TO_TAKE_BACK = "NOTHING_TO_TAKE_BACK"
 NO_TAKEBACK_PENDING = "NO_TAKEBACK_PENDING"
 NOT_ASKED = "NOT_ASKED"
+TAKEBACK_LIMIT = "TAKEBACK_LIMIT"
+# Takebacks one seat may propose in a game: each proposal and its answer are versions, pushed to
+# every watcher (propose and cancel, over and over, grew a game by 800 versions in 5 s).
+MAX_PROPOSALS_PER_SEAT = 30
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,11 @@ def taken_back(plan: Rewind, proposer: int) -> dict:
 def propose(state: State, entries: Sequence[dict], seat: int, to_version: int) -> Step:
     """A proposal by `seat`; applied at once when it takes back only the seat's own moves."""
     check_not_finished(state)
+    made = sum(1 for e in entries if e.get("seat") == seat
+               and e["move"]["type"] in (timeline.TAKEBACK_PROPOSED, timeline.TAKEBACK))
+    if made >= MAX_PROPOSALS_PER_SEAT:
+        raise refused(TAKEBACK_LIMIT, f"seat {seat} has proposed {made} takebacks in this game, "
+                      f"the most a seat may ({MAX_PROPOSALS_PER_SEAT})")
     if timeline.pending_takeback(entries[-timeline.TAKEBACK_SPAN:]) is not None:
         raise refused(TAKEBACK_PENDING, "a takeback is pending: it must be answered first")
     plan = rewind(state, entries, to_version)

@@ -23,6 +23,10 @@ NOTHING_TO_UNDO = "NOTHING_TO_UNDO"
 ANOTHER_SEAT_MOVED = "ANOTHER_SEAT_MOVED"
 RANDOM_OUTCOME_REVEALED = "RANDOM_OUTCOME_REVEALED"
 GAME_FINISHED = "GAME_FINISHED"
+UNDO_LIMIT = "UNDO_LIMIT"
+# Undos one seat may make in a game. Each is a version, pushed to every watcher and kept in the
+# history: without a bound one seat could grow a game's log without end (move, undo, move...).
+MAX_UNDOS_PER_SEAT = 60
 
 
 def refused(code: str, detail: str, **extra: Any) -> GameError:
@@ -50,6 +54,10 @@ class Undo:
 def plan_undo(state: State, entries: Sequence[dict], seat: int) -> Undo:
     """The undo of `seat`'s last move in a game at `state` whose log is `entries`."""
     check_not_finished(state)
+    made = sum(1 for e in entries if e.get("seat") == seat and e["move"]["type"] == timeline.UNDO)
+    if made >= MAX_UNDOS_PER_SEAT:
+        raise refused(UNDO_LIMIT, f"seat {seat} has undone {made} moves in this game, "
+                      f"the most a seat may ({MAX_UNDOS_PER_SEAT}); ask for a takeback")
     effective = timeline.in_effect(entries)
     own = next((i for i in range(len(effective) - 1, -1, -1) if effective[i]["seat"] == seat), None)
     if own is None:

@@ -31,7 +31,7 @@ def test_the_codes_raised_are_the_codes_listed() -> None:
     reused = {"IDEMPOTENCY_KEY_REUSED"}
     assert listed["UndoRefused"] - reused == raised_codes(undo)
     proposal = {"TAKEBACK_PENDING", "NOT_AN_EARLIER_VERSION", "VERSION_TAKEN_BACK",
-                "NOTHING_TO_TAKE_BACK"}
+                "NOTHING_TO_TAKE_BACK", "TAKEBACK_LIMIT"}
     answer = {"NO_TAKEBACK_PENDING", "NOT_ASKED"}
     assert raised_codes(takeback) - raised_codes(undo) == proposal | answer
     assert listed["TakebackRefused"] - reused == proposal | {"RANDOM_OUTCOME_REVEALED", "GAME_FINISHED"}

@@ -224,3 +224,30 @@ def test_takeback_requests_obey_if_match_and_idempotency_key(api) -> None:
     assert table.version() == 4
     assert table.accept(b).status_code == 200
     assert table.state_bytes() == states[0]
+
+
+def test_a_seat_proposes_a_bounded_number_of_takebacks_and_undoes_a_bounded_number_of_moves(
+    api, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from service.referee import takeback, undo
+    from tests.api.tables import Table
+
+    monkeypatch.setattr(takeback, "MAX_PROPOSALS_PER_SEAT", 3)
+    monkeypatch.setattr(undo, "MAX_UNDOS_PER_SEAT", 2)
+    table = Table(api)
+    a, b, c = table.view()["turn_order"]
+    table.play(a, {"type": "issue_shares", "count": 0})
+    table.play(b, {"type": "issue_shares", "count": 0})
+    for _ in range(3):  # b asks a to take back, then withdraws: two versions each time
+        assert table.propose(b, 0).status_code == 200
+        assert table.decline(b).status_code == 200
+    version = table.version()
+    refused = table.propose(b, 0)
+    assert refused.status_code == 422 and refused.get_json()["code"] == "TAKEBACK_LIMIT"
+    assert table.version() == version  # the refusal wrote nothing
+    # Undo: the seat's own last move, twice; the third is refused.
+    for _ in range(2):
+        assert table.undo(b).status_code == 200
+        table.play(b, {"type": "issue_shares", "count": 0})
+    refused = table.undo(b)
+    assert refused.status_code == 422 and refused.get_json()["code"] == "UNDO_LIMIT"
