@@ -86,3 +86,25 @@ def test_every_event_the_engine_emits_has_its_schema() -> None:
     play_random_game("rust_belt", 3, "events-end", random.Random(2), on_move=note)
     assert "game_finished" in seen and len(seen) >= 25  # the common ones and the maps' own
 
+
+
+def test_the_contract_allows_the_if_match_values_the_server_takes_and_no_other() -> None:
+    import re
+
+    import yaml
+
+    from service.api.responses import well_formed_etags
+
+    contract = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    patterns = {contract["components"]["parameters"]["IfMatch"]["schema"]["pattern"]}
+    for item in contract["paths"].values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("name") == "If-None-Match":
+                    patterns.add(parameter["schema"]["pattern"])
+    assert len(patterns) == 1
+    pattern = re.compile(patterns.pop())
+    for value in ['"3"', 'W/"3"', '"1", "2"', "*", ' "7" ', '"1",W/"2"']:
+        assert pattern.search(value) and well_formed_etags(value), value
+    for value in ["3", "abc", '"3', '3"', '"1" "2"', "**", ""]:
+        assert not pattern.search(value) and not well_formed_etags(value), value
