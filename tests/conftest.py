@@ -21,6 +21,46 @@ import redis
 from service.store import GameStore, MemoryStore, RedisStore
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+# The service warms the engine up when its app is made (engine/warm.py: a few random games per
+# map). Every server the tests start would pay it again, per gunicorn worker: about 4 s each on a
+# quiet core, several minutes over the suite. Off unless asked for; tests/engine/test_warm_up.py
+# tests the warm-up itself. Set before any app is made, so the subprocesses inherit it.
+os.environ.setdefault("AOS_WARM_UP_GAMES", "0")
+TESTS = Path(__file__).resolve().parent
+
+# ---- tiers: the slow groups, marked by where they live -------------------------------------------
+# Each is also `slow`: `./test.sh --quick` (pytest -m "not slow") leaves them all out, `./test.sh`
+# runs everything. Marked here, by directory or file, so no test body carries its tier.
+SLOW_TIERS = {  # a path under tests/ -> its marker
+    "e2e": "e2e",  # the service under gunicorn: whole games, slow clients, hardening
+    "scale": "scale",  # several gunicorns on one Redis, AOF restarts
+    "scale/test_cluster.py": "cluster",  # a three-master Redis Cluster
+    "scale/test_live_cluster.py": "cluster",
+    "deploy": "deploy",  # bootstrap.sh in fresh venvs, the image layout, the deploy linters
+    "archive/test_outages.py": "outages",  # PostgreSQL and Redis stopped under a running service
+}
+SLOW_FIXTURES = {"browser": "browser"}  # a test that takes this fixture -> its marker
+# Tests that share a costly server must run in one xdist worker (`--dist loadgroup`), else each
+# worker starts its own: the e2e gunicorn (session-scoped) and each scale module's processes.
+# test_typing.py's two mypy runs share the tree's .mypy_cache, so they run one after the other.
+XDIST_GROUPS = ("e2e", "scale/test_cluster.py", "scale/test_live_cluster.py", "scale/test_live.py",
+                "scale/test_aof_restart.py", "scale/test_live_restart.py", "engine/test_typing.py")
+
+
+def _under(relative: str, prefix: str) -> bool:
+    return relative == prefix or relative.startswith(prefix + "/")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        relative = item.path.resolve().relative_to(TESTS).as_posix()
+        tiers = {marker for prefix, marker in SLOW_TIERS.items() if _under(relative, prefix)}
+        tiers |= {marker for name, marker in SLOW_FIXTURES.items() if name in item.fixturenames}
+        for marker in sorted(tiers | ({"slow"} if tiers else set())):
+            item.add_marker(marker)
+        group = next((prefix for prefix in XDIST_GROUPS if _under(relative, prefix)), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def free_port() -> int:
