@@ -2,8 +2,9 @@
 # Sets up and runs the whole test suite: ./test.sh [--quick] [pytest args]
 # The tests run on every core (pytest-xdist: -n auto --dist loadgroup); each worker starts its own
 # Redis servers and PostgreSQL clusters on free ports. --quick leaves out the slow tiers (-m "not
-# slow": e2e under gunicorn, scale and Redis Cluster, deploy, archive outages, browser; the markers
-# are in pyproject.toml), for the edit-test loop. Later pytest arguments still count:
+# slow": e2e under gunicorn, scale and Redis Cluster, deploy, archive outages, browser, whole random
+# games, schemathesis, mypy, processes; the markers are in pyproject.toml), for the edit-test loop.
+# Later pytest arguments still count:
 #   ./test.sh --quick tests/api      ./test.sh -m cluster      ./test.sh -n 0 -x tests/engine
 # Installs, before any test runs, everything the tests use:
 #   into .venv (scripts/bootstrap.sh test): the project, its test extras (pytest, schemathesis,

@@ -38,6 +38,19 @@ SLOW_TIERS = {  # a path under tests/ -> its marker
     "scale/test_live_cluster.py": "cluster",
     "deploy": "deploy",  # bootstrap.sh in fresh venvs, the image layout, the deploy linters
     "archive/test_outages.py": "outages",  # PostgreSQL and Redis stopped under a running service
+    # Whole random games in process, move by move: exhaustive listing checks, invariants, replays.
+    "engine/test_random_play.py": "games",
+    "engine/test_playout.py": "games",
+    "engine/test_error_fields.py": "games",
+    "engine/test_build_listing_is_complete.py": "games",
+    "engine/test_delivery_listing_is_complete.py": "games",
+    "engine/test_warm_up.py": "games",
+    "api/test_async_random_play.py": "games",
+    "api/test_schemathesis.py": "fuzz",  # schemathesis over every operation
+    "engine/test_typing.py": "typing",  # mypy over service/
+    # The service or the worker started as processes (python -m service, python -m service.worker).
+    "api/test_main.py": "processes",
+    "worker": "processes",
 }
 SLOW_FIXTURES = {"browser": "browser"}  # a test that takes this fixture -> its marker
 # Tests that share a costly server must run in one xdist worker (`--dist loadgroup`), else each
@@ -49,6 +62,18 @@ XDIST_GROUPS = ("e2e", "scale/test_cluster.py", "scale/test_live_cluster.py", "s
 
 def _under(relative: str, prefix: str) -> bool:
     return relative == prefix or relative.startswith(prefix + "/")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under -m "not slow" (./test.sh --quick) a file or directory wholly in a slow tier is not even
+    imported: schemathesis alone spends seconds per worker building its cases at collection."""
+    if config.option.markexpr.strip() != "not slow":
+        return None
+    try:
+        relative = collection_path.resolve().relative_to(TESTS).as_posix()
+    except ValueError:
+        return None
+    return True if any(_under(relative, prefix) for prefix in SLOW_TIERS) else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
