@@ -76,6 +76,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return True if any(_under(relative, prefix) for prefix in SLOW_TIERS) else None
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's, which reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         relative = item.path.resolve().relative_to(TESTS).as_posix()
