@@ -284,7 +284,7 @@ class BuildView(Model):
 
 @dataclass(kw_only=True)
 class BulkCreateRequest(Model):
-    """The `BulkCreateRequest` object."""
+    """Up to 100 games to make together, and when their clocks start."""
 
     games: list[CreateGameRequest]
     # When every game's clock starts (RFC 3339, with its offset); now if absent.
@@ -294,7 +294,7 @@ class BulkCreateRequest(Model):
 
 @dataclass(kw_only=True)
 class BulkCreated(Model):
-    """The `BulkCreated` object."""
+    """The games a bulk create made, in the order asked, each as `POST /v1/games` answers it."""
 
     games: list[CreatedGame]
     extra: dict[str, Any] = field(default_factory=dict)
@@ -570,7 +570,7 @@ class GameFinishedEvent(Event):
 
 @dataclass(kw_only=True)
 class GameListing(Model):
-    """The `GameListing` object."""
+    """A page of the caller's games, newest first, and the cursor of the next page."""
 
     games: list[GameSummary]
     # Pass it as `cursor` for the next page; `null` after the last.
@@ -580,7 +580,7 @@ class GameListing(Model):
 
 @dataclass(kw_only=True)
 class GameSummary(Model):
-    """The `GameSummary` object."""
+    """One of a tenant's games, as its listing shows it."""
 
     game_id: GameId
     map: MapId
@@ -1726,7 +1726,7 @@ class UrbanizeMove(Move):
 
 @dataclass(kw_only=True)
 class Usage(Model):
-    """The `Usage` object."""
+    """A tenant's daily counts (UTC days), one entry per day asked."""
 
     tenant: str
     days: list[UsageDay]
@@ -1735,7 +1735,7 @@ class Usage(Model):
 
 @dataclass(kw_only=True)
 class UsageDay(Model):
-    """The `UsageDay` object."""
+    """What a tenant used on one UTC day."""
 
     date: str
     creates: int

@@ -22,6 +22,7 @@ from service.referee.live_source import GameEvents
 from service.referee.settings import Settings
 from service.store import GameStore
 
+from . import tenancy
 from .problems import ApiError
 from .request_parts import game_id_of
 from .responses import etag, etag_matches
@@ -128,7 +129,9 @@ def game_events(game_id: str) -> Response:
     settings = state.settings
     items = follow(state.hub, game_id, after, first=first, heartbeat=settings.events_heartbeat,
                    lifetime=settings.events_lifetime, limit=BATCH)
-    body = FRAMINGS[kind](counted(items, state))
+    # A tenant's open streams and minutes: metered around the whole body, whose close() is the
+    # one call that comes whenever the stream ends, even before its first event.
+    body = tenancy.metered(FRAMINGS[kind](counted(items, state)), games(), game_id)
     return Response(body, content_type=kind, headers=headers, direct_passthrough=True)
 
 

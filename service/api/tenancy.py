@@ -5,17 +5,26 @@ its seat tokens or its admin token."""
 
 from __future__ import annotations
 
+import math
 import os
 import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import orjson
 from flask import Flask, current_app, g, request
 
+from service.observability import metrics
 from service.referee.errors import GameError, not_found
 from service.referee.games import Games
-from service.referee.tenancy import ANONYMOUS, Caller, Tenancy
+from service.referee.tenancy import ANONYMOUS, Caller, Quotas, Tenancy, quota_spent
+from service.store import StoreUnavailable
 from service.tenants import registry_from_env
 from service.tenants.ledger import ledger_from_env
+
+T = TypeVar("T")
 
 API_KEY_HEADER = "X-API-Key"
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -61,9 +70,106 @@ def _guard_private(games: Games, hosted: Tenancy, game_id: str) -> None:
         return
     bearer = request.headers.get("Authorization", "")
     token = bearer.partition(" ")[2].strip() if bearer.lower().startswith("bearer ") else None
-    try:
-        who = caller()
-    except GameError:
-        who = ANONYMOUS  # a wrong key opens nothing: the game is as hidden as without one
+    who = caller_or_anonymous()  # a wrong key opens nothing: the game is as hidden as without one
     if not hosted.may_see(who, meta, token):
         raise not_found(game_id)
+
+
+# -- event streams: a tenant's quota of open streams, its stream-minutes, and its key's life ------
+
+KEY_CHECK_SECONDS = 15.0  # how often a stream opened with a key looks whether it was revoked
+
+
+class _Streams:
+    """Open streams per tenant, in this process (like the per-address caps of admission.py)."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def enter(self, tenant: str, limit: int) -> bool:
+        with self.lock:
+            if self.open.get(tenant, 0) >= limit:
+                return False
+            self.open[tenant] = self.open.get(tenant, 0) + 1
+            return True
+
+    def leave(self, tenant: str) -> None:
+        with self.lock:
+            left = self.open.get(tenant, 1) - 1
+            if left > 0:
+                self.open[tenant] = left
+            else:
+                self.open.pop(tenant, None)
+
+
+def metered(items: Iterator[T], games: Games, game_id: str,
+            clock: Callable[[], float] = time.monotonic) -> Iterator[T]:
+    """A game's event stream as its tenant pays for it: refused past the tenant's open streams
+    (before anything is sent), its minutes counted when it ends, and ended when the key it was
+    opened with is revoked. A game of nobody's streams as it is."""
+    hosted = tenancy()
+    found = games.store.meta(game_id)
+    tenant = None if found is None else orjson.loads(found[1]).get("tenant")
+    who = caller_or_anonymous()
+    if tenant is None and who.key is None:
+        return items
+    streams: _Streams = current_app.extensions.setdefault("aos.tenant_streams", _Streams())
+    limit = Quotas.of(hosted.settings, who.key if who.tenant == tenant else None).open_streams
+    if tenant is not None and not streams.enter(tenant, limit):
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+        raise quota_spent("open_streams", limit, 5)
+    return _Metered(items, hosted, streams, tenant, who, clock)
+
+
+class _Metered(Iterator[T]):
+    """The stream, passed through; its tenant's slot is given back and its minutes counted when
+    it is closed, even before its first item (a generator's `finally` would not run then)."""
+
+    def __init__(self, items: Iterator[T], hosted: Tenancy, streams: _Streams,
+                 tenant: str | None, who: Caller, clock: Callable[[], float]) -> None:
+        self._items, self._hosted, self._streams = items, hosted, streams
+        self._tenant, self._who, self._clock = tenant, who, clock
+        self._began = self._checked = clock()
+        self._done = False
+
+    def __next__(self) -> T:
+        if self._done:
+            raise StopIteration
+        if self._who.key is not None and self._clock() - self._checked >= KEY_CHECK_SECONDS:
+            self._checked = self._clock()
+            current = self._hosted.registry.get(self._who.key.key_id)
+            if current is None or not current.active:
+                self.close()  # the key that opened it was revoked: the stream ends
+                raise StopIteration
+        try:
+            return next(self._items)
+        except StopIteration:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()
+        if self._tenant is None:
+            return
+        self._streams.leave(self._tenant)
+        minutes = math.ceil((self._clock() - self._began) / 60)
+        try:
+            self._hosted.ledger.count(self._tenant, "stream_minutes", minutes)
+            metrics.TENANT_USAGE.labels(tenant=self._tenant, kind="stream_minutes").inc(minutes)
+        except StoreUnavailable:
+            pass  # a stream's end must not fail for its metering; those minutes are lost
+
+
+def caller_or_anonymous() -> Caller:
+    try:
+        return caller()
+    except GameError:
+        return ANONYMOUS

@@ -209,9 +209,9 @@ def test_bad_create_bodies_are_400(api, body) -> None:
 
 
 def test_wrong_method_is_405(api, game) -> None:
-    response = api.client.delete(f"/v1/games/{game['game_id']}")
+    response = api.client.put(f"/v1/games/{game['game_id']}")
     assert_problem(response, 405, "METHOD_NOT_ALLOWED")
-    assert "GET" in response.headers["Allow"]
+    assert "GET" in response.headers["Allow"] and "DELETE" in response.headers["Allow"]
 
 
 def test_unknown_path_is_404(api) -> None:

@@ -264,3 +264,31 @@ def test_a_thousand_cross_tenant_requests_learn_nothing(host_on) -> None:
     assert host.client.get("/v1/games", headers=host.as_("beta")).get_json()["games"] == []
     mine = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
     assert {g["game_id"] for g in mine} == {g["game_id"] for g in private}
+
+
+def test_a_tenants_streams_are_capped_counted_in_minutes_and_end_with_its_key(host_on, monkeypatch) -> None:
+    from service.api import tenancy as api_tenancy
+
+    host = host_on(tenancy="required", tenant_open_streams=1, events_heartbeat=0.05)
+    game = host.create("acme")
+    path = f"/v1/games/{game['game_id']}/events"
+    first = host.client.get(path, headers=host.as_("acme"), buffered=False)
+    assert first.status_code == 200
+    second = host.client.get(path, buffered=False)  # anyone's stream of Acme's game is Acme's
+    assert second.status_code == 429 and second.get_json()["quota"] == "open_streams"
+    assert second.headers["Retry-After"] == "5"
+    first.close()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    usage = host.client.get(f"/v1/usage?from={today}&to={today}", headers=host.as_("acme")).get_json()
+    assert usage["days"][0]["stream_minutes"] == 1  # a minute begun is a minute counted
+
+    # A stream opened with a key ends when the key is revoked.
+    monkeypatch.setattr(api_tenancy, "KEY_CHECK_SECONDS", 0.0)
+    third = host.client.get(path, headers=host.as_("acme"), buffered=False)
+    assert third.status_code == 200
+    chunks = iter(third.response)
+    next(chunks)  # the first event
+    host.registry.revoke(host.ids["acme"])
+    rest = list(chunks)  # ends by itself: the heartbeats stop at the next check
+    assert len(rest) < 10
+    third.close()
