@@ -33,6 +33,7 @@ import re
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -275,7 +276,10 @@ class Admission:
                              "code": code, "detail": detail})
         start_response(f"{status} {reason}", [
             ("Content-Type", "application/problem+json"), ("Content-Length", str(len(body))),
-            ("Retry-After", "1"), ("Connection", "close"), ("Cache-Control", "no-store")])
+            ("Retry-After", "1"), ("Connection", "close"), ("Cache-Control", "no-store"),
+            # Every answer carries a request id, this one made before the app sees the request.
+            ("X-Request-Id", uuid.uuid4().hex), ("X-Content-Type-Options", "nosniff"),
+            ("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")])
         # gunicorn drops an app's Connection header: once the answer is out, the connection's
         # reading side is shut, so the server finds it ended and closes it.
         sock = client_socket(environ)

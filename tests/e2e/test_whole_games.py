@@ -16,7 +16,7 @@ from aos_client.bot import GreedyPolicy, Policy, RandomPolicy, play_game
 
 from service.engine.variants.registry import VARIANTS
 
-READ_ONLY = ("cost", "income")  # extras that legal-moves lists and POST …/moves ignores
+READ_ONLY = ("cost", "income", "text")  # extras that legal-moves lists and POST …/moves ignores
 
 
 def core(move: dict) -> dict:

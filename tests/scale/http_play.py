@@ -53,7 +53,8 @@ class HttpGame:
             timeout=TIMEOUT,
         )
         assert response.status_code == 200, response.text
-        self.state, _ = game.apply(self.state, seat, move)
+        # The listing's words (`text`) are for people; the move is the rest, as the service applies it.
+        self.state, _ = game.apply(self.state, seat, {k: v for k, v in move.items() if k != "text"})
         self.version += 1
         body = response.json()
         assert body["version"] == self.version
