@@ -119,9 +119,12 @@ def get_game(game_id: str) -> Response:
 @bp.get("/games/<game_id>/legal-moves")
 def get_legal_moves(game_id: str) -> Response:
     game_id = game_id_of(game_id)
+    unknown = [name for name in request.args if name != "seat"]
+    if unknown:
+        raise ApiError(400, "BAD_QUERY", f"legal-moves takes only seat, not {unknown[0][:40]!r}")
     seat = request.args.get("seat")
-    if seat is None or not SEAT.fullmatch(seat):
-        raise ApiError(400, "BAD_SEAT", "seat is a required integer from 0 to 5")
+    if seat is None or not SEAT.fullmatch(seat) or len(request.args.getlist("seat")) > 1:
+        raise ApiError(400, "BAD_SEAT", "seat is a required integer from 0 to 5, given once")
     version, body = games().legal_moves(game_id, int(seat))
     return with_etag(raw_json(body), version)
 

@@ -72,6 +72,8 @@ def create_games() -> Response:
     if not 1 <= len(raw["games"]) <= MAX_BULK:
         raise ApiError(400, "BULK_TOO_LARGE", f"a bulk create makes 1 to {MAX_BULK} games",
                        max_games=MAX_BULK)
+    if "start_at" in raw and raw["start_at"] is None:
+        raise ApiError(400, "BAD_START_AT", "start_at is an RFC 3339 time (leave it out: clocks start now)")
     start_ms = _start_at(raw.get("start_at"))
     bodies = []
     for index, one in enumerate(raw["games"]):
