@@ -13,10 +13,8 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
-
-import orjson
 
 from service.observability import metrics
 from service.tenants import KeyRegistry, TenantKey, key_id_of, matches
@@ -75,7 +73,6 @@ class Tenancy:
     settings: Settings
     registry: KeyRegistry
     ledger: Ledger
-    _streams: dict[str, int] = field(default_factory=dict)
 
     @property
     def required(self) -> bool:
@@ -204,7 +201,3 @@ def parse_cursor(cursor: str) -> tuple[int, str]:
     if not ms.isdigit() or not game_id or len(cursor) > 100:
         raise GameError("BAD_CURSOR", "this cursor is not one the listing gave")
     return int(ms), game_id
-
-
-def meta_of(raw: bytes) -> dict[str, Any]:
-    return orjson.loads(raw)
