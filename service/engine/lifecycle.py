@@ -2,9 +2,11 @@
 
 Every step is a module of phases/ with the same contract (phases/__init__.py): `start` opens it,
 `finish` settles it and clears its record once nobody is left to decide. Steps with decisions
-(the phases a game stands in between moves) add `legal` and `apply`. After a move, `advance`
-finishes each step whose queue is empty and starts the one that NEXT names, until someone must
-decide or a step ends the game (operations, phases/scoring.end_game).
+(the phases a game stands in between moves) add `legal`, `apply` and `leave`. After a move,
+`advance` finishes each step whose queue is empty and starts the one that NEXT names, until
+someone must decide or a step ends the game (operations, phases/scoring.end_game). A player who
+leaves mid-step (a resignation) goes through `leave_step`: the phase's own `leave`, then its
+`finish` if the game ends there, else the same loop.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from service.engine.phases import (
     next_round,
     operations,
     production,
+    scoring,
     shares,
 )
+from service.engine.state import active_players
 
 if TYPE_CHECKING:
     from service.engine.variants.base import Rules
@@ -41,6 +45,10 @@ class PhaseModule(StepModule, Protocol):
     def legal(self, state: State, rules: Rules, seat: int) -> list[Move]: ...
 
     def apply(self, state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None: ...
+
+    def leave(self, state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+        """Takes a seat whose player is out of the game out of the phase's queue and record, at
+        any moment of the phase (rules decision 25); the queue may be left empty."""
 
 
 # The phases with decisions, in the order of the round; state["phase"] names one of them.
@@ -99,3 +107,20 @@ def advance(state: State, rules: Rules, events: list[Event]) -> None:
         STEPS[step].finish(state, rules, events)
         step = NEXT[step]
         STEPS[step].start(state, rules, events)
+
+
+def leave_step(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """`seat`'s player is out of the game (marked eliminated already) in the middle of the phase
+    the game stands in. The phase's `leave` takes the seat out of it; with one player or none
+    left the phase's `finish` settles what is open and the game ends (rules decision 1),
+    otherwise the steps that need no decision run as after any move."""
+    phase = state["phase"]
+    if phase == "finished":
+        return
+    module = DECIDING[phase]
+    module.leave(state, rules, seat, events)
+    if len(active_players(state)) <= 1:
+        module.finish(state, rules, events)
+        scoring.end_game(state, rules, events)
+    elif not state["queue"]:
+        advance(state, rules, events)

@@ -40,3 +40,9 @@ def hex_field(move: Move, name: str) -> Hex:
 
 def next_in_queue(state: State) -> None:
     state["queue"].pop(0)
+
+
+def leave_queue(state: State, seat: int) -> None:
+    """Takes a seat that is out of the game out of the step's queue, if it has a decision to come."""
+    if seat in state["queue"]:
+        state["queue"].remove(seat)

@@ -16,7 +16,7 @@ from service.engine.playout import RandomPlayer
 from service.engine.state import active_players, cubes_in_play
 from tests.engine.board import build_move as build
 from tests.engine.board import owner_of
-from tests.engine.helpers import decider, events_of, finish_phase, game_at, illegal, play, skip_to
+from tests.engine.helpers import PHASES, decider, events_of, finish_phase, game_at, illegal, play, skip_to
 
 
 def test_the_deciding_seat_resigns_in_issue_shares_and_the_next_seat_decides() -> None:
@@ -202,6 +202,66 @@ def test_the_game_ends_while_production_waits_and_the_drawn_cubes_go_back() -> N
     assert game.is_finished(state) and state["production"] is None
     assert sum(state["bag"].values()) == bag + 2
     assert events_of(events, "dice_rolled") == []
+
+
+def test_the_holder_resigns_while_placing_and_ends_the_game_and_the_cubes_go_back_once() -> None:
+    # The holder's own leaving returns the drawn cubes; the phase's finish, as the game ends,
+    # must not return them a second time (it did: 98 cubes after this resignation).
+    state = production_waiting()
+    state, _ = game.resign(state, 0)
+    drawn = list(state["production"]["drawn"])
+    bag = sum(state["bag"].values())
+    assert len(drawn) == 2 and bag + cubes_in_play(state) == 96
+    state, events = game.resign(state, 1)
+    assert game.is_finished(state) and state["production"] is None
+    [production] = events_of(events, "production")
+    assert sorted(production["returned"]) == sorted(drawn)
+    assert sum(state["bag"].values()) == bag + 2
+    assert sum(state["bag"].values()) + cubes_in_play(state) == 96
+
+
+def production_waiting() -> dict:
+    """Three seats in production, holder seat 1 with two cubes drawn and room to place them."""
+    state = game_at("move_goods", 3, actions={"production": 1})
+    for cube in state["display"]["light-1"]:
+        state["bag"][cube] += 1
+    state["display"]["light-1"] = [None, None, None]
+    state = finish_phase(state)
+    assert state["phase"] == "production" and decider(state) == 1
+    return state
+
+
+def standing_in(phase: str) -> dict:
+    """Three seats in `phase`, someone to decide."""
+    if phase == "production":
+        return production_waiting()
+    return game_at(phase, 3, actions={"first_build": 0}, seats={0: {"cash": 50}})
+
+
+@pytest.mark.parametrize("phase", PHASES)
+@pytest.mark.parametrize("who", ["decider", "other"])
+@pytest.mark.parametrize("ends", [False, True], ids=["goes_on", "ends"])
+def test_every_cube_is_accounted_for_before_and_after_a_resignation(phase: str, who: str, ends: bool) -> None:
+    state = standing_in(phase)
+    assert sum(R.CUBE_COUNTS.values()) == 96
+    deciding = decider(state)
+    others = [s for s in active_players(state) if s != deciding]
+    if ends:  # one of the others leaves first, out of turn: the next resignation ends the game
+        state, _ = game.resign(state, others.pop())
+        assert decider(state) == deciding and state["phase"] == phase
+    seat = deciding if who == "decider" else others[0]
+    drawn = len(state["production"]["drawn"]) if phase == "production" else 0
+    bag = sum(state["bag"].values())
+    assert bag + cubes_in_play(state) == 96
+    after, events = game.resign(state, seat)
+    assert game.is_finished(after) == ends
+    assert sum(after["bag"].values()) + cubes_in_play(after) == 96
+    # Only drawn cubes that were never placed go back, once: when the holder leaves, or the game
+    # ends while the holder still has to place them.
+    returned = drawn if (who == "decider" or ends) else 0
+    assert [len(e["returned"]) for e in events_of(events, "production")] == ([drawn] if returned else [])
+    if not events_of(events, "production_drawn"):  # no new draw in the round that follows
+        assert sum(after["bag"].values()) == bag + returned
 
 
 @pytest.mark.parametrize(("map_id", "players"), [("rust_belt", 5), ("madagascar", 4), ("iraq", 4),

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from service.engine.errors import IllegalMove
 from service.engine.layout import Event, Move, State
-from service.engine.moves import expect_type, next_in_queue
+from service.engine.moves import expect_type, leave_queue, next_in_queue
 from service.engine.state import active_players
 
 if TYPE_CHECKING:
@@ -42,6 +42,12 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
     events.append({"type": "action_selected", "seat": seat, "action": action})
     rules.on_action_selected(state, seat, action, events)
     next_in_queue(state)
+
+
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """A player out of the game (resign.py) makes no decision still to come here; when it was
+    theirs to make now, the next seat decides."""
+    leave_queue(state, seat)
 
 
 def finish(state: State, rules: Rules, events: list[Event]) -> None:

@@ -97,6 +97,29 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
     state["queue"] = [] if len(auction["in"]) == 1 else [next_bidder(auction, seat)]
 
 
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """A bidder out of the game (resign.py): their bid is withdrawn and pays nothing, the high bid
+    is again the highest bid of those still in it (or none), and the auction ends when one bidder
+    is left. A seat that dropped out already keeps its place and payment."""
+    a = open_auction(state)
+    if seat not in a["in"]:
+        return
+    deciding = state["queue"][:1] == [seat]
+    a["in"].remove(seat)
+    a["bids"].pop(str(seat), None)
+    standing = {int(s): bid for s, bid in a["bids"].items() if int(s) in a["in"]}
+    high = max(standing, key=standing.__getitem__) if standing else None
+    a["high_bidder"] = high
+    a["high_bid"] = 0 if high is None else standing[high]
+    if len(a["in"]) <= 1:
+        state["queue"] = []  # the auction is over: its finish settles it
+        return
+    decider = state["queue"][0]
+    if deciding or decider == a["high_bidder"]:
+        # The high bidder is skipped; with the seat gone the turn passes on from where it was.
+        state["queue"] = [next_bidder(a, seat if deciding else decider)]
+
+
 def next_bidder(auction: Auction, after: int) -> int:
     order = auction["order"]
     i = order.index(after)

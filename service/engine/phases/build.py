@@ -22,7 +22,7 @@ from service.engine import tiles as T
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
 from service.engine.layout import BuildTurn, EdgeStatus, Event, Move, State
-from service.engine.moves import expect_type, hex_field
+from service.engine.moves import expect_type, hex_field, leave_queue
 from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
 from service.engine.phases import build_shapes as S
 from service.engine.phases.build_shapes import Status
@@ -132,6 +132,16 @@ def begin_turn(state: State, rules: Rules, events: list[Event], net: Network | N
         if tiles > 0 or rules.may_urbanize(state, seat):
             return
         close_turn(state, rules, events, net)
+
+
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """A player out of the game (resign.py) leaves the build order. In their own turn the tiles
+    laid stay, unowned, and the turn is over without its end-of-turn expiry (they own no track
+    any more): the next seat's turn opens."""
+    building = state["queue"][:1] == [seat]
+    leave_queue(state, seat)
+    if building:
+        begin_turn(state, rules, events)
 
 
 def finish(state: State, rules: Rules, events: list[Event]) -> None:

@@ -15,7 +15,7 @@ from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, parse_key
 from service.engine.layout import Event, Move, State
-from service.engine.moves import expect_type, hex_field
+from service.engine.moves import expect_type, hex_field, leave_queue
 from service.engine.network import Route
 from service.engine.state import open_move_goods, raise_locomotive
 
@@ -31,6 +31,13 @@ def start(state: State, rules: Rules, events: list[Event]) -> None:
     _open_round(state, rules)
 
 
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """A player out of the game (resign.py) makes no more moves this phase; when they were the
+    last to move in the first round, the second opens."""
+    leave_queue(state, seat)
+    _round_over(state, rules)
+
+
 def finish(state: State, rules: Rules, events: list[Event]) -> None:
     state["move_goods"] = None
 
@@ -39,6 +46,14 @@ def _open_round(state: State, rules: Rules) -> None:
     used = open_move_goods(state)["used"]
     state["queue"] = [s for s in rules.move_order(state)
                       if used.get(str(s), 0) < rules.move_opportunities(state, s)]
+
+
+def _round_over(state: State, rules: Rules) -> None:
+    """Once nobody is left to move in the first round, the second opens."""
+    mg = open_move_goods(state)
+    if not state["queue"] and mg["round"] == 1:
+        mg["round"] = 2
+        _open_round(state, rules)
 
 
 def legal(state: State, rules: Rules, seat: int) -> list[dict]:
@@ -267,9 +282,7 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
     if kind != "pass":
         mg["used"][str(seat)] = mg["used"].get(str(seat), 0) + 1
     state["queue"].pop(0)
-    if not state["queue"] and mg["round"] == 1:
-        mg["round"] = 2
-        _open_round(state, rules)
+    _round_over(state, rules)
 
 
 def deliver(state: State, rules: Rules, seat: int, start: Hex, colour: str, links: list[Route],

@@ -119,5 +119,16 @@ def place(state: State, placements: list[tuple[str, str]], events: list[Event]) 
     state["queue"] = []
 
 
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """The holder out of the game (resign.py) places nothing: the drawn cubes go back to the bag.
+    Anyone else has no decision here."""
+    if state["queue"][:1] == [seat]:
+        place(state, [], events)
+
+
 def finish(state: State, rules: Rules, events: list[Event]) -> None:
+    """Clears the record. When the game ends before the holder has placed (the others left the
+    game), the drawn cubes go back to the bag first: once, as the holder's own leaving does."""
+    if state["queue"]:
+        place(state, [], events)
     state["production"] = None

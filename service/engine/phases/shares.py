@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
 from service.engine.layout import Event, Move, State
-from service.engine.moves import expect_type, int_field, next_in_queue
+from service.engine.moves import expect_type, int_field, leave_queue, next_in_queue
 from service.engine.state import active_players
 
 if TYPE_CHECKING:
@@ -44,6 +44,12 @@ def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]
     events.append({"type": "shares_issued", "seat": seat, "count": count,
                    "cash": count * R.SHARE_PRICE})
     next_in_queue(state)
+
+
+def leave(state: State, rules: Rules, seat: int, events: list[Event]) -> None:
+    """A player out of the game (resign.py) makes no decision still to come here; when it was
+    theirs to make now, the next seat decides."""
+    leave_queue(state, seat)
 
 
 def finish(state: State, rules: Rules, events: list[Event]) -> None:
