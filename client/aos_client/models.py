@@ -244,6 +244,19 @@ class BoardViewTown(Model):
 
 
 @dataclass(kw_only=True)
+class Bot(Model):
+    """A computer seat's player: the server's bot at `level`, from 1 (the weakest: random legal moves)
+    to 5. Level 2 is the greedy bot, 3 to 5 the search bot with 8, 32 and 128 simulations a decision
+    (docs/search.md; calibrated against the arena, docs/arena.md). The worker plays the seat as its
+    decisions come up, each move a version like any other, with `"by": "bot"` in its history entry;
+    the host caps a search's time (`AOS_BOT_MAX_MS`).
+    """
+
+    level: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class BuildEndedEvent(Event):
     """A seat ended its build turn."""
 
@@ -408,12 +421,13 @@ class CreatedGame(GameView):
 
 @dataclass(kw_only=True)
 class CreatedGameSeat(Model):
-    """A seat with its token."""
+    """A seat with its token; a computer seat has none, and says its level."""
 
     seat: Seat
     name: str
-    # Send as `Authorization: Bearer <token>`.
-    token: str
+    # Send as `Authorization: Bearer <token>`; `null` for a computer seat.
+    token: str | None
+    bot: Bot | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -543,9 +557,9 @@ class HistoryEntry(Model):
     version: Version
     # When this version was committed (RFC 3339, UTC, milliseconds).
     at: str
-    # Present when the server made this move for the seat: by the seat's programmed orders, or by
-    # its clock running out.
-    by: Literal["orders", "clock"] | None = None
+    # Present when the server made this move for the seat: by the seat's programmed orders, by its
+    # clock running out, or by the computer (`bot`: a computer seat).
+    by: Literal["orders", "clock", "bot"] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -983,9 +997,12 @@ class NewGameOptions(Model):
 
 @dataclass(kw_only=True)
 class NewGamePlayer(Model):
-    """A player: the name shown to everyone."""
+    """A player: the name shown to everyone, and with `bot` a computer seat, played by the server's
+    worker at that level (see `BotLevel`). A computer seat has no token.
+    """
 
     name: PlayerName
+    bot: Bot | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.engine import game
-from service.referee import clocks
+from service.referee import bots, clocks
 
 from .names import validate_name
 from .problems import ApiError
@@ -206,8 +206,18 @@ class PlayerSchema(Strict):
     name = fields.String(required=True, validate=validate_name)
 
 
-def players_field() -> fields.List:
-    return fields.List(fields.Nested(PlayerSchema), required=True, validate=validate.Length(1, 6))
+class BotSchema(Strict):
+    level = StrictInt(required=True, validate=validate.Range(bots.MIN_LEVEL, bots.MAX_LEVEL))
+
+
+class NewPlayerSchema(PlayerSchema):
+    """A new game's player: a person, or with `bot` a computer seat the worker plays."""
+
+    bot = fields.Nested(BotSchema)
+
+
+def players_field(schema: type[Schema] = PlayerSchema) -> fields.List:
+    return fields.List(fields.Nested(schema), required=True, validate=validate.Length(1, 6))
 
 
 class ClockSchema(Strict):
@@ -245,7 +255,7 @@ def options_field(**kwargs: Any) -> fields.Dict:
 
 class NewGameSchema(Strict):
     map = choice(MAP_IDS, required=True)
-    players = players_field()
+    players = players_field(NewPlayerSchema)
     seed = fields.String(validate=validate.Length(1, 128))
     options = options_field()
     private = StrictBool()  # AOS_TENANCY=required only: hidden from other tenants

@@ -19,7 +19,7 @@ from service.observability import metrics
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, clocks, orders, restore, timeline, tokens
+from . import admin, bots, clocks, orders, restore, timeline, tokens
 from .conditions import etag_matches
 from .errors import GameError, deleted, not_found
 from .settings import Settings
@@ -107,11 +107,12 @@ def render_at(state: State, game_id: str, version: int, meta: bytes,
     """The stored view of a past version and its clock's deadline (unix seconds, or None), made
     again from the state then, the game's metadata and the log's first `version` entries: the
     pending takeback and the deadline come from the log."""
-    clock = clocks.of_meta(orjson.loads(meta))
+    decoded = orjson.loads(meta)
+    clock = clocks.of_meta(decoded)
     since = clocks.since_ms(clock, entries[version - 1] if version > 0 else None)
     view = full_view(state, game_id, version, takeback=timeline.pending_takeback(entries[:version]),
                      clock=clock, since_ms=since)
-    return orjson.dumps(view), clocks.deadline_seconds(clocks.deadline_ms(clock, state, since))
+    return orjson.dumps(view), bots.due_seconds(decoded, state, since)
 
 
 def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int,
@@ -252,10 +253,11 @@ class Games:
         # A clock may start later than the game is made (a tournament's bulk create).
         clock_ms = created_ms if clock_start_ms is None else max(created_ms, clock_start_ms)
         meta_clock = clocks.in_meta(clock, clock_ms)
-        deadline = clocks.deadline_ms(clock, state, clock_ms)
+        computer = bots.in_meta(bots.of_players(body.get("players", [])))
+        deadline = bots.due_seconds({**meta_clock, **computer}, state, clock_ms)
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
-            seats, hashes = self._seats(game_id, state, key, salt)
+            seats, hashes = self._seats(game_id, state, key, salt, bots.of_meta(computer))
             admin_token, admin_hash = admin.admin_token(game_id, None if key is None else key.secret, salt)
             view = full_view(state, game_id, version, clock=clock, since_ms=clock_ms)
             record = None
@@ -266,12 +268,13 @@ class Games:
                 prior = self.store.create(
                     game_id,
                     state=orjson.dumps(state),
-                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock, **(owner or {})}),
+                    meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock, **computer,
+                                       **(owner or {})}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,
                     record=record,
-                    deadline=clocks.deadline_seconds(deadline),
+                    deadline=deadline,
                 )
             except GameExists:
                 continue  # 72 random bits taken: pick again
@@ -331,11 +334,18 @@ class Games:
         return state, log
 
     def _seats(
-        self, game_id: str, state: State, key: CreateKey | None, salt: str
+        self, game_id: str, state: State, key: CreateKey | None, salt: str, computer: dict[int, int]
     ) -> tuple[list[dict], list[str]]:
+        """The seats as the create answers them, and the digests of their tokens. A computer
+        seat has no token: its digest is empty, which no token's matches."""
         seats, hashes = [], []
         for player in game.view(state)["players"]:
             seat = player["seat"]
+            if seat in computer:
+                seats.append({"seat": seat, "name": player["name"], "token": None,
+                              "bot": {"level": computer[seat]}})
+                hashes.append("")
+                continue
             secret = tokens.derived_secret(key.secret, salt, seat) if key is not None else tokens.new_secret()
             token = tokens.make_token(game_id, seat, secret)
             seats.append({"seat": seat, "name": player["name"], "token": token})
@@ -354,7 +364,11 @@ class Games:
             if exc.code == "GAME_NOT_FOUND":
                 return None
             raise
-        seats = [{"seat": p["seat"], "name": p["name"],
+        found = self.store.meta(game_id)
+        computer = bots.of_meta(orjson.loads(found[1])) if found is not None else {}
+        seats = [{"seat": p["seat"], "name": p["name"], "token": None, "bot": {"level": computer[p["seat"]]}}
+                 if p["seat"] in computer else
+                 {"seat": p["seat"], "name": p["name"],
                   "token": tokens.make_token(game_id, p["seat"],
                                              tokens.derived_secret(key.secret, salt.decode(), p["seat"]))}
                  for p in view["players"]]
@@ -466,8 +480,7 @@ class Games:
             # One commit time for the log entries, the clock set and the view's deadline.
             at_ms = clocks.now_ms()
             change = plan(stored, at_ms)
-            clock = clocks.of_meta(orjson.loads(change.meta or stored.meta))
-            deadline = clocks.deadline_seconds(clocks.deadline_ms(clock, change.state, at_ms))
+            deadline = bots.due_seconds(orjson.loads(change.meta or stored.meta), change.state, at_ms)
             # A retry needs only to know which versions the change made: the answer is made
             # again from the log (and the view at that version), so the record stays small.
             idem = IdemRecord(idem_key, fp + SEP + change.record, idem_ttl)

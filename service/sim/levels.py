@@ -23,8 +23,9 @@ LEVELS: dict[int, tuple[str, int]] = {1: ("random", 0), 2: ("greedy", 0), 3: ("s
 MIN_LEVEL, MAX_LEVEL = min(LEVELS), max(LEVELS)
 
 
-def policy(level: int, rng: random.Random) -> Policy:
-    """The player of a level; ValueError for a level there is not."""
+def policy(level: int, rng: random.Random, time_ms: float | None = None) -> Policy:
+    """The player of a level; ValueError for a level there is not. `time_ms` caps a search
+    level's time a decision (the host's cap): whichever of it and the simulations ends first."""
     if level not in LEVELS:
         raise ValueError(f"no level {level}: levels are {MIN_LEVEL} to {MAX_LEVEL}")
     kind, simulations = LEVELS[level]
@@ -32,10 +33,12 @@ def policy(level: int, rng: random.Random) -> Policy:
         return RandomPolicy(rng)
     if kind == "greedy":
         return GreedyPolicy(rng)
-    return SearchPolicy(rng, simulations=simulations)
+    return SearchPolicy(rng, simulations=simulations, time_ms=time_ms)
 
 
-def choose(state: State, seat: int, moves: Sequence[Move], level: int, moves_made: int) -> Move:
-    """The move a computer seat of `level` makes now; the same for the same position."""
+def choose(state: State, seat: int, moves: Sequence[Move], level: int, moves_made: int,
+           time_ms: float | None = None) -> Move:
+    """The move a computer seat of `level` makes now; the same for the same position (unless
+    `time_ms` cuts a search short)."""
     rng = random.Random(f"{state['seed_commitment']}:{moves_made}:{seat}:{level}")
-    return policy(level, rng).choose(state, seat, moves)
+    return policy(level, rng, time_ms).choose(state, seat, moves)

@@ -6,6 +6,9 @@ the decision it is at, and if that has passed applies the default move (service/
 defaults.py) through Games.apply with `by="clock"` and If-Match on that version: a firing that
 comes late (a move got in first) or twice (another worker took the clock over) finds another
 version and changes nothing. The commit of the move sets the next decision's clock.
+
+A game whose deciding seat is a computer's has its clock due at once (service/referee/bots.py):
+this job hands it to the search threads (computer.py) instead of making a default move.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from collections.abc import Callable
 import orjson
 
 from service.engine import game
-from service.referee import clocks
+from service.referee import bots, clocks
 from service.referee.conditions import etag
 from service.referee.errors import GameError
 from service.referee.games import Games
 from service.store import ClaimedClock
 
 from . import metrics
+from .computer import Computer
 from .defaults import default_move
 
 log = logging.getLogger(__name__)
@@ -35,8 +39,9 @@ class ClockJob:
     name = "clocks"
 
     def __init__(self, games: Games, *, lease_seconds: float = 60.0, per_shard: int = 4,
-                 now: Callable[[], float] = time.time) -> None:
+                 now: Callable[[], float] = time.time, computer: Computer | None = None) -> None:
         self.games = games
+        self.computer = computer
         self.store = games.store
         self.lease_seconds = lease_seconds
         self.per_shard = per_shard
@@ -56,8 +61,12 @@ class ClockJob:
         if stored is None:
             self.store.set_clock(game_id, claimed.lease, None)
             return "cleared"
-        clock = clocks.of_meta(orjson.loads(stored.meta))
+        meta = orjson.loads(stored.meta)
+        clock = clocks.of_meta(meta)
         state = orjson.loads(stored.state)
+        turn = bots.deciding(meta, state)
+        if turn is not None and self.computer is not None:
+            return self.computer.take(claimed, stored, state, *turn)
         last = self.store.history(game_id, stored.version - 1, stored.version) if stored.version else []
         since = clocks.since_ms(clock, orjson.loads(last[0]) if last else None)
         due = clocks.deadline_ms(clock, state, since)

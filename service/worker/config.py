@@ -28,6 +28,12 @@ class WorkerSettings:
     webhook_per_host: int = 4
     stop_seconds: float = 5.0  # on SIGTERM, deliveries in flight get this long, then are cut off
     retry_schedule: tuple[float, ...] = field(default=RETRY_SCHEDULE)
+    # Searches (computer seats' moves, hints) run in this many threads of each worker; run more
+    # workers to search more at once. A computer seat's search stops after bot_max_ms whatever
+    # its level asks, and its claim on the seat outlasts that by bot_lease_seconds' margin.
+    search_threads: int = 1
+    bot_max_ms: int = 2000
+    bot_lease_seconds: float = 10.0
     metrics_port: int = 9102
     metrics_host: str = "0.0.0.0"
 
@@ -39,6 +45,10 @@ class WorkerSettings:
         if self.webhook_concurrency < 1 or self.clocks_per_shard < 1 or self.webhook_per_host < 1:
             raise ValueError("AOS_WEBHOOKS_CONCURRENCY, AOS_WEBHOOKS_PER_HOST and AOS_CLOCKS_PER_SHARD "
                              "are at least 1")
+        if self.search_threads < 1 or self.bot_max_ms < 1:
+            raise ValueError("AOS_SEARCH_THREADS and AOS_BOT_MAX_MS are at least 1")
+        if self.bot_lease_seconds <= self.bot_max_ms / 1000:
+            raise ValueError("AOS_BOT_LEASE_SECONDS must exceed AOS_BOT_MAX_MS (in seconds)")
         if self.stop_seconds < 0:
             raise ValueError("AOS_WORKER_STOP_SECONDS is at least 0")
 
@@ -56,6 +66,9 @@ class WorkerSettings:
             "webhook_per_host": ("AOS_WEBHOOKS_PER_HOST", int),
             "stop_seconds": ("AOS_WORKER_STOP_SECONDS", float),
             "metrics_port": ("AOS_WORKER_METRICS_PORT", int),
+            "search_threads": ("AOS_SEARCH_THREADS", int),
+            "bot_max_ms": ("AOS_BOT_MAX_MS", int),
+            "bot_lease_seconds": ("AOS_BOT_LEASE_SECONDS", float),
         }
         values: dict = {name: kind(env[var]) for name, (var, kind) in numbers.items() if env.get(var)}
         if env.get("AOS_WEBHOOKS_RETRY_SCHEDULE"):

@@ -32,6 +32,7 @@ from service.webhooks import addresses
 
 from . import metrics
 from .clocks import ClockJob
+from .computer import Computer, SearchPool
 from .config import WorkerSettings
 from .webhooks import WebhookDeliveries, WebhookOutbox
 
@@ -76,8 +77,11 @@ def build_jobs(games: Games, settings: WorkerSettings, consumer: str) -> list[Jo
     with DATABASE_URL the archive's copier (an OutboxConsumer of its own group). Add new jobs
     here."""
     store = games.store
+    searches = SearchPool(settings.search_threads)
+    computer = Computer(games, searches, max_ms=settings.bot_max_ms, lease_seconds=settings.bot_lease_seconds)
     return [
-        ClockJob(games, lease_seconds=settings.clock_lease_seconds, per_shard=settings.clocks_per_shard),
+        ClockJob(games, lease_seconds=settings.clock_lease_seconds, per_shard=settings.clocks_per_shard,
+                 computer=computer),
         WebhookOutbox(store, consumer, claim_idle_ms=settings.claim_idle_ms),
         WebhookDeliveries(store, settings, private_ok=addresses.allow_private()),
         *archive.jobs(store, games.settings, consumer=consumer, claim_idle_ms=settings.claim_idle_ms),
@@ -94,6 +98,9 @@ def close(runner: Runner) -> None:
     for job in runner.jobs:
         if isinstance(job, WebhookDeliveries):
             job.close()
+        if isinstance(job, ClockJob) and job.computer is not None:
+            # A search cut off is taken over by another worker once its lease runs out.
+            job.computer.pool.close()
 
 
 def start_in_thread(games: Games, settings: WorkerSettings | None = None) -> threading.Event:

@@ -33,11 +33,18 @@ CLOCK_MOVES = Counter(
     "aos_clock_moves_total",
     "Clocks that ran out and what the worker did: applied (the default move), moved (a move "
     "came first), cleared (the game is gone or needs no decision), early (not run out: put back), "
-    "failed (tried again later).",
+    "failed (tried again later); for computer seats: bot_searching (a search started), "
+    "bot_deferred (every search thread busy: put back a moment), bot_applied (the search's move).",
     ["outcome"],
 )
 JOB_ERRORS = Counter(
     "aos_worker_job_errors_total",
     "Rounds of a job that failed (the store unreachable, a bug), by job.",
     ["job"],
+)
+SEARCH_SECONDS = Histogram(
+    "aos_search_seconds",
+    "Time of one search in the worker, by kind: bot (a computer seat's move), hint.",
+    ["kind"],
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
 )
