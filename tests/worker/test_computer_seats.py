@@ -123,7 +123,8 @@ def test_a_worker_killed_mid_search_leaves_the_seat_to_another_which_plays_it_on
 
 
 def test_a_retried_create_shows_the_computer_seat_again_without_a_token(api) -> None:
-    body = {"map": "rust_belt", "players": [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cat", "bot": {"level": 4}}]}
+    body = {"map": "rust_belt",
+            "players": [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cat", "bot": {"level": 4}}]}
     headers = {"Idempotency-Key": "computer-seat-retry-0001"}
     first = api.client.post("/v1/games", json=body, headers=headers)
     again = api.client.post("/v1/games", json=body, headers=headers)
