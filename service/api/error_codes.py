@@ -16,6 +16,7 @@ class ApiCode:
     headers: tuple[str, ...] = ()  # response headers the client should read
 
 
+MAX_MOVES = "the most moves a record may have (`RECORD_TOO_LONG`) or a simulation play (`SIMULATE_MOVES_CAP`)"
 ERRORS_BY_FIELD = {"errors": "the messages by field, as the body's own nesting (list items by index)"}
 
 API_CODES: dict[str, ApiCode] = {
@@ -48,9 +49,12 @@ API_CODES: dict[str, ApiCode] = {
                               {"max_games": "the most games one bulk create makes"}),
     "PRIVATE_NEEDS_TENANCY": ApiCode(
         400, "a private game was asked of a service not run with AOS_TENANCY=required"),
+    "BAD_FROM_VERSION": ApiCode(
+        400, "a simulation's `from_version` is not a version of the game (0 to its current one)",
+        {"version": "the game's current version"}),
     "RECORD_TOO_LONG": ApiCode(
         400, "an imported record has more moves than the service replays (`AOS_MAX_RECORD_MOVES`)",
-        {"max_moves": "the most moves a record may have"}),
+        {"max_moves": MAX_MOVES}),
     # -- who is asking --------------------------------------------------------------------------
     "TOKEN_MISSING": ApiCode(401, "no `Authorization: Bearer <token>` header", headers=("WWW-Authenticate",)),
     "TOKEN_INVALID": ApiCode(
@@ -77,6 +81,12 @@ API_CODES: dict[str, ApiCode] = {
         412, "`If-Match` names a version the game is no longer at: nothing was applied",
         {"version": "the game's current version"}, headers=("ETag",)),
     "BODY_TOO_LARGE": ApiCode(413, "the body is larger than the service accepts (1 MiB by default)"),
+    "SIMULATE_MOVES_CAP": ApiCode(
+        413, "a simulation names more moves than one request plays (`AOS_SIMULATE_MAX_MOVES`, 50); "
+        "nothing was played", {"max_moves": MAX_MOVES}),
+    "SIMULATE_CPU_CAP": ApiCode(
+        413, "a simulation's moves took more CPU time than one request may (`AOS_SIMULATE_CPU_MS`, "
+        "250 ms): ask for fewer", {"cpu_ms": "the CPU time a simulation may take, in milliseconds"}),
     "UNSUPPORTED_MEDIA_TYPE": ApiCode(
         415, "a body not labelled `Content-Type: application/json`", headers=("Accept",)),
     # -- well formed, but not allowed -----------------------------------------------------------
@@ -125,7 +135,8 @@ def status_of(code: str) -> int:
     return RULE_STATUS if row is None else row.status
 # The extra fields rule codes carry, by name: what each holds.
 RULE_FIELDS: dict[str, str] = {
-    "index": "on a record import (`POST /v1/games` with `record`): the index of the move that fails",
+    "index": "on a record import (`POST /v1/games` with `record`): the index of the move that fails; "
+    "on a simulation (`POST /v1/games/{id}/simulate`): the index of the step that fails",
     "active_seat": "the seat whose decision it is",
     "need": "what the move needs: the cash a build or bid costs, the cubes a production places",
     "have": "what the player has: cash, or (`SHARE_LIMIT`) the shares issued so far",

@@ -19,7 +19,7 @@ from service.observability import metrics
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, bots, clocks, orders, restore, timeline, tokens
+from . import admin, bots, clocks, orders, restore, timeline, tokens, whatif
 from .conditions import etag_matches
 from .errors import GameError, deleted, not_found
 from .settings import Settings
@@ -538,6 +538,32 @@ class Games:
         verdict = game.validate(state, seat, move)
         words.Teller.of(state).events(verdict.get("effects", []))
         return verdict
+
+    def simulate(self, game_id: str, question: whatif.Question,
+                 token: tuple[str, int] | None = None) -> tuple[int, bytes]:
+        """What-if (whatif.py): the question's moves played on a copy of the game at its
+        current version or `from_version`; nothing is written. A seat `token` (token, seat),
+        when given, is verified first. Returns the game's current version and the answer."""
+        whatif.check_count(len(question.moves), self.settings)
+        stored = self.load(game_id, with_view=True)
+        if token is not None:
+            self.authenticate(stored, *token)
+        start = whatif.start_version(question.from_version, stored.version)
+        entries: list[dict] = []
+        if start == stored.version:
+            state = orjson.loads(stored.state)
+        else:
+            entries = timeline.entries_of(self.store.history(game_id, 0, start) or [])
+            state = timeline.state_at(orjson.loads(stored.state), entries, start)
+        answer = whatif.play(state, question, self.settings)
+        if answer.played:
+            view = view_bytes(answer.state, game_id, start + answer.played, stored.meta, clocks.now_ms())
+        elif start == stored.version:
+            assert stored.view is not None  # loaded with its view
+            view = stored.view
+        else:
+            view = render_at(state, game_id, start, stored.meta, entries)[0]
+        return stored.version, whatif.answer_bytes(answer, start, view)
 
     def ttl_of(self, stored: Stored) -> int:
         """How long the game is kept after a change that leaves its state as stored."""

@@ -19,6 +19,10 @@ class Settings:
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
     max_record_moves: int = 2000  # an imported record's moves; the contract's maxItems is the most
+    # What-if (POST …/simulate): the moves one request plays (the contract's maxItems is the
+    # most) and the CPU time they may take, checked after each move.
+    simulate_max_moves: int = 50
+    simulate_cpu_ms: int = 250
     # Rate limits (service/api/limits.py): strings of the `limits` library, ";" between windows.
     rate_limits: bool = True  # AOS_RATE_LIMITS=off turns them all off
     rate_limit_create: str = "30/minute;300/hour;1000/day"  # new games, per client address
@@ -66,6 +70,8 @@ class Settings:
             "idempotency_ttl": "AOS_IDEMPOTENCY_TTL",
             "create_retry_ttl": "AOS_CREATE_RETRY_TTL",
             "max_record_moves": "AOS_MAX_RECORD_MOVES",
+            "simulate_max_moves": "AOS_SIMULATE_MAX_MOVES",
+            "simulate_cpu_ms": "AOS_SIMULATE_CPU_MS",
             "cache_ttl": "AOS_CACHE_TTL",
             "tenant_games_per_day": "AOS_TENANT_GAMES_PER_DAY",
             "tenant_writes_per_second": "AOS_TENANT_WRITES_PER_SECOND",

@@ -86,15 +86,15 @@ def _step(state: State, seat: int, move: Move, events: list[Event]) -> dict:
     return {"seat": seat, "move": move, "events": events, "text": teller.entry(seat, move, events)}
 
 
-def _check_body(moves: object, mode: object, seed: object) -> None:
+def _check_body(moves: object, mode: object, seed: object, max_moves: int) -> None:
     if mode not in MODES:
         raise ValueError(f"random is one of {', '.join(MODES)}")
     if seed is not None and (not isinstance(seed, str) or not 0 < len(seed) <= 200):
         raise ValueError("seed is a string of 1 to 200 characters")
     if not isinstance(moves, list):
         raise ValueError("moves is a list of {seat, move}")
-    if len(moves) > MAX_MOVES:
-        raise SimulationCap("SIMULATE_MOVES_CAP", f"at most {MAX_MOVES} moves a request", MAX_MOVES)
+    if len(moves) > max_moves:
+        raise SimulationCap("SIMULATE_MOVES_CAP", f"at most {max_moves} moves a request", max_moves)
     for i, step in enumerate(moves):
         if (not isinstance(step, dict) or set(step) != {"seat", "move"}
                 or not isinstance(step["seat"], int) or isinstance(step["seat"], bool)
@@ -103,11 +103,11 @@ def _check_body(moves: object, mode: object, seed: object) -> None:
 
 
 def simulate(engine: State, moves: list, mode: str = "stop", seed: str | None = None,
-             cpu_seconds: float | None = None) -> Outcome:
+             cpu_seconds: float | None = None, max_moves: int = MAX_MOVES) -> Outcome:
     """Plays `moves` from `engine` on a copy. Raises ValueError for a malformed request,
     SimulationCap past a cap, IllegalStep for a move that is not legal (with its index).
     `cpu_seconds` is MAX_CPU_SECONDS unless given."""
-    _check_body(moves, mode, seed)
+    _check_body(moves, mode, seed, max_moves)
     cpu_seconds = MAX_CPU_SECONDS if cpu_seconds is None else cpu_seconds
     started = time.thread_time()
     state = blank_secrets(engine)
