@@ -57,6 +57,8 @@ def create_one(body: dict, raw: object, key: str | None, who: Caller, *,
 
 
 def _record(who: Caller, created: Created) -> None:
+    if created.replayed:
+        return  # a retry of a create that was counted when it made the game
     tenancy().created(who, created.game_id, orjson.loads(created.body)["map"], created.created_ms)
 
 

@@ -38,6 +38,9 @@ class Created:
     game_id: str
     body: bytes
     created_ms: int = 0
+    # The first answer made again for a retry with the same Idempotency-Key: no new game, so
+    # nothing to list or count.
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -373,7 +376,8 @@ class Games:
                                              tokens.derived_secret(key.secret, salt.decode(), p["seat"]))}
                  for p in view["players"]]
         admin_token = admin.admin_token(game_id, key.secret, salt.decode())[0]
-        return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}))
+        return Created(game_id, orjson.dumps({**view, "seats": seats, "admin_token": admin_token}),
+                       replayed=True)
 
     # -- moving -------------------------------------------------------------------------------
 

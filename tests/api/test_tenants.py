@@ -292,3 +292,39 @@ def test_a_tenants_streams_are_capped_counted_in_minutes_and_end_with_its_key(ho
     rest = list(chunks)  # ends by itself: the heartbeats stop at the next check
     assert len(rest) < 10
     third.close()
+
+
+def _today_usage(host: Host, who: str) -> dict:
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    usage = host.client.get(f"/v1/usage?from={today}&to={today}", headers=host.as_(who))
+    assert usage.status_code == 200, usage.get_json()
+    return usage.get_json()["days"][0]
+
+
+def test_a_retry_with_the_same_idempotency_key_is_counted_once(host_on) -> None:
+    host = host_on(tenancy="required")
+    before = {kind: _usage_metric("Acme", kind) for kind in ("creates", "moves")}
+    body = {"map": "rust_belt", "players": PLAYERS, "seed": "retry"}
+    once = {**host.as_("acme"), "Idempotency-Key": "create-9b1c6f0e-4d2a-4b7e-a1c3-000000000001"}
+    sent = [host.client.post("/v1/games", json=body, headers=once) for _ in range(3)]
+    assert [r.status_code for r in sent] == [201, 201, 201]
+    assert len({r.get_json()["game_id"] for r in sent}) == 1
+    game = sent[0].get_json()
+    bulk = {"games": [{"map": "rust_belt", "players": PLAYERS} for _ in range(4)]}
+    once = {**host.as_("acme"), "Idempotency-Key": "bulk-9b1c6f0e-4d2a-4b7e-a1c3-000000000002"}
+    made = [host.client.post("/v1/games/bulk", json=bulk, headers=once) for _ in range(2)]
+    assert [r.status_code for r in made] == [201, 201]
+    assert made[0].get_json() == made[1].get_json()
+    seat = game["active_seat"]
+    move = {"type": "issue_shares", "count": 0}
+    for _ in range(3):
+        moved = host.client.post(f"/v1/games/{game['game_id']}/moves", json=move,
+                                 headers={"Authorization": f"Bearer {game['seats'][seat]['token']}",
+                                          "Idempotency-Key": "m-1"})
+        assert moved.status_code == 200, moved.get_json()
+    counts = _today_usage(host, "acme")
+    assert (counts["creates"], counts["moves"]) == (1 + 4, 1)
+    assert counts["creates"] == _usage_metric("Acme", "creates") - before["creates"]
+    assert counts["moves"] == _usage_metric("Acme", "moves") - before["moves"]
+    listed = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
+    assert len(listed) == 5
