@@ -28,6 +28,7 @@ from service.observability import logs
 from service.referee.games import Games
 from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
+from service.tenants.ledger import ledger_from_env
 from service.webhooks import addresses
 
 from . import metrics
@@ -79,11 +80,14 @@ def build_jobs(games: Games, settings: WorkerSettings, consumer: str) -> list[Jo
     store = games.store
     searches = SearchPool(settings.search_threads)
     computer = Computer(games, searches, max_ms=settings.bot_max_ms, lease_seconds=settings.bot_lease_seconds)
+    # The tenants' usage: the API's own ledger when the jobs run in its process, else the one
+    # REDIS_URL names (the same Redis the API counts in).
+    ledger = games.tenancy.ledger if games.tenancy is not None else ledger_from_env(os.environ)
     return [
         ClockJob(games, lease_seconds=settings.clock_lease_seconds, per_shard=settings.clocks_per_shard,
                  computer=computer),
         WebhookOutbox(store, consumer, claim_idle_ms=settings.claim_idle_ms),
-        WebhookDeliveries(store, settings, private_ok=addresses.allow_private()),
+        WebhookDeliveries(store, settings, private_ok=addresses.allow_private(), ledger=ledger),
         *archive.jobs(store, games.settings, consumer=consumer, claim_idle_ms=settings.claim_idle_ms),
         QueueGauges(store),
     ]

@@ -30,7 +30,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import orjson
 
 from service.jobs.runner import OutboxConsumer
-from service.store import Delivery, GameStore, OutboxItem
+from service.observability.metrics import TENANT_USAGE
+from service.store import Delivery, GameStore, OutboxItem, StoreUnavailable
+from service.tenants.ledger import Ledger
 from service.webhooks import addresses, events, sender, signing
 from service.webhooks.sealing import Sealer, SealError
 
@@ -87,8 +89,11 @@ class WebhookDeliveries:
 
     def __init__(self, store: GameStore, settings: WorkerSettings, *, private_ok: bool,
                  resolver: addresses.Resolver = addresses.system_resolver,
-                 now: Callable[[], float] = time.time, sealer: Sealer | None = None) -> None:
+                 now: Callable[[], float] = time.time, sealer: Sealer | None = None,
+                 ledger: Ledger | None = None) -> None:
         self.store = store
+        # Where a tenant's game's deliveries are counted (GET /v1/usage): the API's ledger.
+        self.ledger = ledger
         self.sealer = Sealer.from_env() if sealer is None else sealer
         self.settings = settings
         self.private_ok = private_ok
@@ -128,14 +133,16 @@ class WebhookDeliveries:
                 self.store.finish_delivery(delivery, retry_at=now + DEFER_SECONDS)
                 metrics.DELIVERIES.labels(outcome="deferred").inc()
                 continue
-            future = self.pool.submit(self._deliver_on, host, delivery, job, hook)
+            tenant = (meta or {}).get("tenant")
+            future = self.pool.submit(self._deliver_on, host, delivery, job, hook, tenant)
             with self._lock:
                 self.in_flight.add(future)
         return finished + len(claimed)
 
-    def _deliver_on(self, host: str, delivery: Delivery, job: dict, hook: dict) -> None:
+    def _deliver_on(self, host: str, delivery: Delivery, job: dict, hook: dict, tenant: str | None) -> None:
         try:
-            self._deliver(delivery, job, hook)
+            if self._deliver(delivery, job, hook):
+                self._count(tenant)
         finally:
             with self._lock:
                 left = self.per_host.get(host, 1) - 1
@@ -153,8 +160,21 @@ class WebhookDeliveries:
                 log.error("webhook delivery failed", exc_info=future.exception())
         return len(done)
 
-    def _deliver(self, delivery: Delivery, job: dict, hook: dict) -> None:
-        """One attempt, in a thread of the pool; it finishes the delivery itself."""
+    def _count(self, tenant: str | None) -> None:
+        """A delivery of a tenant's game that reached its receiver, in the tenant's usage: once per
+        delivery (its retries are not new deliveries), as the metric counts it."""
+        if tenant is None or self.ledger is None:
+            return
+        try:
+            self.ledger.count(tenant, "webhook_deliveries", at=self.now())
+        except StoreUnavailable:
+            log.warning("a webhook delivery went uncounted", extra={"fields": {"tenant": tenant}})
+            return
+        TENANT_USAGE.labels(tenant=tenant, kind="webhook_deliveries").inc()
+
+    def _deliver(self, delivery: Delivery, job: dict, hook: dict) -> bool:
+        """One attempt, in a thread of the pool; it finishes the delivery itself. True when the
+        receiver took it (a 2xx)."""
         body = job["payload"].encode()
         started = time.monotonic()
         try:
@@ -175,12 +195,12 @@ class WebhookDeliveries:
         if outcome.error == "aborted":  # the worker is stopping: not the receiver's attempt
             self.store.finish_delivery(delivery, retry_at=self.now())
             metrics.DELIVERIES.labels(outcome="deferred").inc()
-            return
+            return False
         if outcome.ok:
             self.store.finish_delivery(delivery)
             metrics.DELIVERIES.labels(outcome="delivered").inc()
             metrics.DELIVERY_DELAY.observe(max(0.0, self.now() - job["committed_ms"] / 1000))
-            return
+            return True
         attempt = job["attempt"] + 1
         fields = {"event": "webhook_failed", "delivery": delivery.id, "game_id": delivery.game_id,
                   "attempt": attempt, "status": outcome.status, "error": outcome.error}
@@ -189,13 +209,14 @@ class WebhookDeliveries:
             self.store.finish_delivery(delivery)
             metrics.DELIVERIES.labels(outcome="gave_up").inc()
             log.warning("webhook given up", extra={"fields": {**fields, "event": "webhook_gave_up"}})
-            return
+            return False
         # A little jitter, so that the retries of one receiver's many deliveries spread out.
         wait = schedule[attempt - 1] * random.uniform(1.0, 1.1)
         self.store.finish_delivery(delivery, retry_at=self.now() + wait,
                                    job=orjson.dumps({**job, "attempt": attempt}))
         metrics.DELIVERIES.labels(outcome="failed").inc()
         log.info("webhook failed; retried later", extra={"fields": {**fields, "retry_in": round(wait, 1)}})
+        return False
 
     def close(self, timeout: float | None = None) -> None:
         """Lets the deliveries in flight finish for up to `timeout` (AOS_WORKER_STOP_SECONDS),
