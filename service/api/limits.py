@@ -156,11 +156,13 @@ class RateLimits:
         if not limits:
             return response
         applied = dict.fromkeys(self._policy_of(limit) for limit in limits)
-        response.headers["RateLimit-Policy"] = ", ".join(
-            self.fields[policy] for policy in applied if policy in self.fields
-        )
+        policies = [self.fields[policy] for policy in applied if policy in self.fields]
+        # A tenant's spent quota (429 QUOTA_EXCEEDED) names its own policy and state: it comes
+        # first, and its state is the one that matters.
+        own = response.headers.get("RateLimit-Policy")
+        response.headers["RateLimit-Policy"] = ", ".join([own, *policies] if own else policies)
         current = self.limiter.current_limit
-        if current is not None:
+        if current is not None and "RateLimit" not in response.headers:
             # The counters' store down: no field, and no failure either.
             with contextlib.suppress(Exception):
                 response.headers["RateLimit"] = self._state(current)

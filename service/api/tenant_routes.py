@@ -196,6 +196,8 @@ def delete_game(game_id: str) -> Response:
     games().delete(game_id)
     if meta.get("tenant") is not None:
         hosted.ledger.remove_game(meta["tenant"], game_id)
+        for hook in meta.get("webhooks") or []:  # gone with the game: no longer the tenant's
+            hosted.release_webhook(meta, game_id, hook["id"])
     g.game_id = game_id
     return Response(status=204)
 

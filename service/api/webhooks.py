@@ -76,19 +76,38 @@ class Webhooks:
         else:
             # As for moves: lets the store's retry of a commit whose reply was lost find it.
             idem_key, idem_ttl = "hook:request:" + secrets.token_hex(16), settings.request_replay_ttl
-        for _ in range(settings.max_commit_attempts):
+        hook_id = "hook_" + secrets.token_urlsafe(12)
+        hosted = self.games.tenancy
+        first = orjson.loads(stored.meta)
+        if hosted is not None:
+            for_seat = sum(1 for h in hooks_of(first) if h["seat"] == seat)
+            if for_seat < MAX_PER_SEAT:  # else refused below, for the seat, spending nothing
+                hosted.hold_webhook(first, game_id, hook_id, self._alive)
+        registered = False
+        try:
+            hook = self._register(game_id, seat, stored, target.url, wanted, hook_id,
+                                  IdemRecord(idem_key, b"", idem_ttl), fp)
+            registered = hook["id"] == hook_id
+            return hook
+        finally:
+            if hosted is not None and not registered:
+                hosted.release_webhook(first, game_id, hook_id)
+
+    def _register(self, game_id: str, seat: int, stored: Stored, url: str, wanted: list[str],
+                  hook_id: str, idem: IdemRecord, fp: bytes) -> dict:
+        for _ in range(self.games.settings.max_commit_attempts):
             meta = orjson.loads(stored.meta)
             hooks = hooks_of(meta)
             if sum(1 for h in hooks if h["seat"] == seat) >= MAX_PER_SEAT:
                 raise ApiError(422, "TOO_MANY_WEBHOOKS",
                                f"a seat registers at most {MAX_PER_SEAT} webhooks per game")
             hook: dict[str, Any] = {
-                    "id": "hook_" + secrets.token_urlsafe(12), "seat": seat, "url": target.url,
+                    "id": hook_id, "seat": seat, "url": url,
                     "events": wanted, "created_at": clocks.rfc3339(clocks.now_ms()),
                     "secret": self.sealer.seal(signing.new_secret())}
             meta["webhooks"] = [*hooks, hook]
             result = self._commit(game_id, stored, meta,
-                                  IdemRecord(idem_key, fp + SEP + hook["id"].encode(), idem_ttl))
+                                  IdemRecord(idem.key, fp + SEP + hook["id"].encode(), idem.ttl))
             if result.outcome is Outcome.APPLIED:
                 return hook
             if result.outcome is Outcome.REPLAYED:
@@ -110,10 +129,18 @@ class Webhooks:
                 raise ApiError(404, "WEBHOOK_NOT_FOUND", f"seat {seat} has no webhook {hook_id!r} here")
             meta["webhooks"] = kept
             if self._commit(game_id, stored, meta, None).outcome is Outcome.APPLIED:
+                if self.games.tenancy is not None:
+                    self.games.tenancy.release_webhook(meta, game_id, hook_id)
                 return [shown(h) for h in kept if h["seat"] == seat]
             stored = self.games.load(game_id)
         raise ApiError(429, "CONTENTION", "too many concurrent changes of this game; retry",
                        headers={"Retry-After": "1"})
+
+    def _alive(self, game_id: str, hook_id: str) -> bool:
+        """Whether a registration a tenant's quota counts is still there (its game may have
+        expired or been deleted, taking it along)."""
+        found = self.store.meta(game_id)
+        return found is not None and any(h["id"] == hook_id for h in hooks_of(orjson.loads(found[1])))
 
     def _checked(self, url: str) -> addresses.Target:
         try:

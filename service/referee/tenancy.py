@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,8 @@ from .settings import Settings
 
 MAX_LIST = 100  # games on one page of the listing, at most
 MAX_USAGE_DAYS = 366
+# A spent webhooks quota renews when one is deleted, not with time: a minute is a fair wait.
+WEBHOOKS_RETRY_SECONDS = 60
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,9 @@ class Tenancy:
                 raise GameError("API_KEY_REQUIRED", "only a tenant's game can be private: send its key",
                                 scope="games:write")
             return {}
-        return {"tenant": caller.tenant, **({"private": True} if private else {})}
+        # The key that made the game: its own quotas (webhooks) hold for the game.
+        assert caller.key is not None
+        return {"tenant": caller.tenant, "key": caller.key.key_id, **({"private": True} if private else {})}
 
     @staticmethod
     def owns(caller: Caller, meta: Mapping[str, Any]) -> bool:
@@ -170,6 +174,32 @@ class Tenancy:
             return
         self.ledger.count(tenant, "moves", moves)
         metrics.TENANT_USAGE.labels(tenant=tenant, kind="moves").inc(moves)
+
+    def hold_webhook(self, meta: Mapping[str, Any], game_id: str, hook_id: str,
+                     alive: Callable[[str, str], bool]) -> None:
+        """Counts a new registration on a tenant's game against the tenant's webhooks (the quota
+        of the key that made the game, else the host's default); refuses it past the quota.
+        Registrations that went with their games (deleted, expired) are let go when the quota
+        looks spent: `alive(game_id, hook_id)` says whether one still is."""
+        tenant = meta.get("tenant")
+        if tenant is None:
+            return
+        key = self.registry.get(meta["key"]) if meta.get("key") else None
+        limit = Quotas.of(self.settings, key).webhooks
+        member = f"{game_id}/{hook_id}"
+        if self.ledger.hold(tenant, "webhooks", member, limit, until=float("inf")):
+            return
+        for held in self.ledger.held(tenant, "webhooks"):
+            held_game, _, held_hook = held.partition("/")
+            if not alive(held_game, held_hook):
+                self.ledger.release(tenant, "webhooks", held)
+        if not self.ledger.hold(tenant, "webhooks", member, limit, until=float("inf")):
+            raise quota_spent("webhooks", limit, WEBHOOKS_RETRY_SECONDS)
+
+    def release_webhook(self, meta: Mapping[str, Any], game_id: str, hook_id: str) -> None:
+        tenant = meta.get("tenant")
+        if tenant is not None:
+            self.ledger.release(tenant, "webhooks", f"{game_id}/{hook_id}")
 
     def usage(self, caller: Caller, start: str, end: str) -> dict[str, Any]:
         self.need(caller, "games:read")

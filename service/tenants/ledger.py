@@ -1,6 +1,7 @@
 """What a host keeps per tenant besides its keys: which games are whose (newest first, for the
-listing), and the daily counts of what it used (creates, moves, stream-minutes, webhook
-deliveries) that the quotas are judged on and `GET /v1/usage` shows.
+listing), the daily counts of what it used (creates, moves, stream-minutes, webhook
+deliveries) that the quotas are judged on and `GET /v1/usage` shows, and the leases of what it
+holds at a time (open streams, registered webhooks) that those quotas count.
 
 In Redis when the service has one (every instance shares the counts), else in this process's
 memory. A tenant's keys share one hash tag, so each write is one Cluster slot."""
@@ -72,6 +73,23 @@ class Ledger(ABC):
     def per_second(self, tenant: str, kind: str, *, at: float | None = None) -> int:
         """Adds one to the tenant's count of `kind` in the current second; returns it."""
 
+    # -- what it holds ------------------------------------------------------------------------
+
+    @abstractmethod
+    def hold(self, tenant: str, kind: str, member: str, limit: int, *, until: float,
+             now: float | None = None) -> bool:
+        """Takes one of the tenant's `limit` leases of `kind` for `member`, to `until` (a Unix
+        time; inf: until released). Leases whose time is past are dropped first, so a holder
+        that died without releasing frees its lease by itself. Renews `member`'s own lease.
+        False, taking nothing, when all `limit` are held."""
+
+    @abstractmethod
+    def release(self, tenant: str, kind: str, member: str) -> None: ...
+
+    @abstractmethod
+    def held(self, tenant: str, kind: str, *, now: float | None = None) -> list[str]:
+        """The members holding a lease of `kind` now."""
+
     def close(self) -> None:
         return None
 
@@ -82,6 +100,7 @@ class MemoryLedger(Ledger):
         self._games: dict[str, dict[str, Listed]] = {}
         self._counts: dict[tuple[str, str, str], int] = {}
         self._seconds: dict[tuple[str, str], tuple[int, int]] = {}
+        self._leases: dict[tuple[str, str], dict[str, float]] = {}
 
     def add_game(self, tenant: str, game_id: str, map_id: str, created_ms: int) -> None:
         with self._lock:
@@ -118,12 +137,45 @@ class MemoryLedger(Ledger):
             self._seconds[(tenant, kind)] = (second, n)
             return n
 
+    def hold(self, tenant: str, kind: str, member: str, limit: int, *, until: float,
+             now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        with self._lock:
+            leases = self._leases.setdefault((tenant, kind), {})
+            for gone in [m for m, end in leases.items() if end < now]:
+                del leases[gone]
+            if member not in leases and len(leases) >= limit:
+                return False
+            leases[member] = until
+            return True
+
+    def release(self, tenant: str, kind: str, member: str) -> None:
+        with self._lock:
+            self._leases.get((tenant, kind), {}).pop(member, None)
+
+    def held(self, tenant: str, kind: str, *, now: float | None = None) -> list[str]:
+        now = time.time() if now is None else now
+        with self._lock:
+            return sorted(m for m, end in self._leases.get((tenant, kind), {}).items() if end >= now)
+
+
+# KEYS[1]: the tenant's leases of a kind (member -> end); ARGV: now, until, member, limit.
+_HOLD = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[3]) and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+return 1
+"""
+
 
 class RedisLedger(Ledger):
     PREFIX = "aos:v1:tenant"
 
     def __init__(self, url: str, *, timeout: float = 1.0) -> None:
         self._client = connect(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._hold = self._client.register_script(_HOLD)
 
     def _key(self, tenant: str, name: str) -> str:
         return f"{self.PREFIX}:{{{_tag(tenant)}}}:{name}"
@@ -204,6 +256,22 @@ class RedisLedger(Ledger):
             return int(pipe.execute()[0])
 
         return self._run("per_second", write)
+
+    def hold(self, tenant: str, kind: str, member: str, limit: int, *, until: float,
+             now: float | None = None) -> bool:
+        now = time.time() if now is None else now
+        end = "+inf" if until == float("inf") else repr(until)
+        key = self._key(tenant, f"held:{kind}")
+        return bool(self._run("hold", lambda: self._hold(keys=[key], args=[repr(now), end, member, limit])))
+
+    def release(self, tenant: str, kind: str, member: str) -> None:
+        self._run("release", lambda: self._client.zrem(self._key(tenant, f"held:{kind}"), member))
+
+    def held(self, tenant: str, kind: str, *, now: float | None = None) -> list[str]:
+        now = time.time() if now is None else now
+        key = self._key(tenant, f"held:{kind}")
+        rows = self._run("held", lambda: self._client.zrangebyscore(key, now, "+inf"))
+        return sorted(m.decode() if isinstance(m, bytes) else m for m in rows)
 
     def close(self) -> None:
         self._client.close()

@@ -199,6 +199,8 @@ def test_a_bulk_create_is_all_or_none(host_on) -> None:
     over = host.client.post("/v1/games/bulk", json={"games": games + games[:2]}, headers=host.as_("acme"))
     assert over.status_code == 429 and over.get_json()["code"] == "QUOTA_EXCEEDED"
     assert 0 < int(over.headers["Retry-After"]) <= 86_400 and over.get_json()["quota"] == "games_per_day"
+    assert over.headers["RateLimit-Policy"].startswith('"games_per_day";q=4')
+    assert over.headers["RateLimit"] == f'"games_per_day";r=0;t={over.headers["Retry-After"]}'
     assert host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"] == []
     assert host.client.post("/v1/games/bulk", json={"games": games}, headers=acme).status_code == 201
 
@@ -328,3 +330,56 @@ def test_a_retry_with_the_same_idempotency_key_is_counted_once(host_on) -> None:
     assert counts["moves"] == _usage_metric("Acme", "moves") - before["moves"]
     listed = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
     assert len(listed) == 5
+
+
+def test_a_tenants_webhooks_are_capped_and_freed_when_deleted_or_gone(host_on, monkeypatch) -> None:
+    monkeypatch.setenv("AOS_WEBHOOKS_ALLOW_PRIVATE", "1")
+    host = host_on(tenancy="required", tenant_webhooks=3)
+    games = [host.create("acme") for _ in range(3)]
+
+    def register(game: dict, seat: int = 0) -> object:
+        return host.client.post(f"/v1/games/{game['game_id']}/webhooks",
+                                json={"url": "http://127.0.0.1:8999/hook", "events": ["move"]},
+                                headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"})
+
+    made = [register(games[0], 0), register(games[0], 1), register(games[1], 0)]
+    assert [r.status_code for r in made] == [201, 201, 201], made[0].get_json()["detail"]
+    spent = register(games[2], 2)
+    assert spent.status_code == 429 and spent.get_json()["code"] == "QUOTA_EXCEEDED"
+    assert (spent.get_json()["quota"], spent.get_json()["limit"]) == ("webhooks", 3)
+    assert spent.headers["Retry-After"] == "60"
+    assert spent.headers["RateLimit-Policy"].startswith('"webhooks";q=3, ')
+    assert spent.headers["RateLimit"] == '"webhooks";r=0;t=60'
+    as_seat_2 = {"Authorization": f"Bearer {games[2]['seats'][2]['token']}"}
+    assert host.client.get(f"/v1/games/{games[2]['game_id']}/webhooks", headers=as_seat_2).get_json() == []
+    # Another tenant's webhooks are its own.
+    beta = host.create("beta")
+    assert register(beta).status_code == 201
+    # Deleting one frees its place.
+    hook = made[1].get_json()["id"]
+    gone = host.client.delete(f"/v1/games/{games[0]['game_id']}/webhooks/{hook}",
+                              headers={"Authorization": f"Bearer {games[0]['seats'][1]['token']}"})
+    assert gone.status_code == 200
+    assert register(games[2], 2).status_code == 201
+    assert register(games[2], 1).status_code == 429
+    # So does deleting a game with its webhooks, and a game that went by itself (it expired).
+    assert host.client.delete(f"/v1/games/{games[1]['game_id']}", headers=host.as_("acme")).status_code == 204
+    assert register(games[2], 1).status_code == 201
+    assert register(games[2], 0).status_code == 429
+    host.app.extensions["aos.games"].store.purge(games[0]["game_id"], 1)  # as an expiry would
+    assert register(games[2], 0).status_code == 201
+
+
+def test_a_key_made_with_its_own_webhooks_quota_holds_for_its_games(host_on, monkeypatch) -> None:
+    monkeypatch.setenv("AOS_WEBHOOKS_ALLOW_PRIVATE", "1")
+    host = host_on(tenancy="required", tenant_webhooks=100)
+    key, record = new_key("Gamma", ["games:write", "games:read"], {"webhooks": 1})
+    host.registry.add(record)
+    made = host.client.post("/v1/games", json={"map": "rust_belt", "players": PLAYERS},
+                            headers={"X-API-Key": key}).get_json()
+    sent = [host.client.post(f"/v1/games/{made['game_id']}/webhooks",
+                             json={"url": f"http://127.0.0.1:8999/{seat}", "events": ["move"]},
+                             headers={"Authorization": f"Bearer {made['seats'][seat]['token']}"})
+            for seat in (0, 1)]
+    assert [r.status_code for r in sent] == [201, 429]
+    assert sent[1].get_json()["limit"] == 1

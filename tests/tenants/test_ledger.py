@@ -68,3 +68,22 @@ def test_days_are_utc_and_the_quota_day_ends_at_midnight() -> None:
     assert day_of(1_767_225_599.0) == "2025-12-31" and day_of(1_767_225_600.0) == "2026-01-01"
     assert seconds_to_midnight(1_767_225_600.0 - 30) == 30
     assert seconds_to_midnight(1_767_225_600.0) == 86_400
+
+
+def test_leases_are_capped_per_tenant_renewed_released_and_expire_by_themselves(ledger: Ledger) -> None:
+    now = 1_000_000.0
+    assert all(ledger.hold("A", "streams", f"s{n}", 3, until=now + 30, now=now) for n in range(3))
+    assert not ledger.hold("A", "streams", "s3", 3, until=now + 30, now=now)  # all three held
+    assert ledger.hold("B", "streams", "s3", 3, until=now + 30, now=now)  # B's own are B's
+    assert ledger.hold("A", "streams", "s0", 3, until=now + 90, now=now + 10)  # its own: renewed
+    ledger.release("A", "streams", "s1")
+    assert ledger.hold("A", "streams", "s3", 3, until=now + 40, now=now + 10)
+    assert ledger.held("A", "streams", now=now + 10) == ["s0", "s2", "s3"]
+    # s2 was never renewed (its holder died): past its time its lease is free again.
+    assert ledger.held("A", "streams", now=now + 35) == ["s0", "s3"]
+    assert ledger.hold("A", "streams", "s4", 3, until=now + 60, now=now + 35)
+    assert not ledger.hold("A", "streams", "s5", 3, until=now + 60, now=now + 35)
+    # A lease until released (a webhook) never runs out.
+    assert ledger.hold("A", "webhooks", "g/h", 1, until=float("inf"), now=now)
+    assert ledger.held("A", "webhooks", now=now + 10**9) == ["g/h"]
+    assert not ledger.hold("A", "webhooks", "g/i", 1, until=float("inf"), now=now + 10**9)
