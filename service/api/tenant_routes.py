@@ -22,7 +22,8 @@ from service.engine.game import MAP_IDS
 from service.referee import admin
 from service.referee.errors import GameError, not_found
 from service.referee.games import Created
-from service.referee.tenancy import MAX_LIST, Caller
+from service.referee.listing import MAX_LIST, Filters
+from service.referee.tenancy import Caller
 
 from .problems import ApiError
 from .request_parts import game_id_of, games, idempotency_key, invalid, json_body
@@ -137,37 +138,9 @@ def list_games() -> Response:
     limit_text = args.get("limit", "50")
     if not LIMIT.fullmatch(limit_text) or not 1 <= int(limit_text) <= MAX_LIST:
         raise ApiError(400, "BAD_QUERY", f"limit is 1 to {MAX_LIST}")
-    limit = int(limit_text)
-    cursor = args.get("cursor")
-    found: list[dict] = []
-    # Filters are judged game by game: read pages of the index until the page is full or a
-    # bounded number of games was looked at, and hand back where to go on.
-    for _ in range(5):
-        page, cursor = hosted.page(who, cursor, limit)
-        for listed in page:
-            if map_id is not None and listed.map != map_id:
-                continue
-            item = _item(listed.game_id, listed.map, listed.created_ms, who)
-            if item is not None and (status is None or item["status"] == status):
-                found.append(item)
-        if len(found) >= limit or cursor is None:
-            break
-    return json_response({"games": found, "next_cursor": cursor})
-
-
-def _item(game_id: str, map_id: str, created_ms: int, who: Caller) -> dict | None:
-    try:
-        version, view = games().view(game_id)
-    except GameError as exc:
-        if exc.code in ("GAME_NOT_FOUND", "GAME_DELETED") and who.tenant is not None:
-            tenancy().ledger.remove_game(who.tenant, game_id)  # expired: it leaves the listing
-            return None
-        raise
-    data = orjson.loads(view)
-    created_at = dt.datetime.fromtimestamp(created_ms / 1000, dt.UTC).isoformat(timespec="milliseconds")
-    return {"game_id": game_id, "map": map_id, "status": data["status"], "version": version,
-            "created_at": created_at.replace("+00:00", "Z"),
-            "players": [{"seat": p["seat"], "name": p["name"]} for p in data["players"]]}
+    listed, cursor = hosted.page(who, games().store, games().archive, args.get("cursor"), int(limit_text),
+                                 Filters(status=status, map_id=map_id))
+    return json_response({"games": listed, "next_cursor": cursor})
 
 
 # -- deleting -------------------------------------------------------------------------------------

@@ -186,7 +186,8 @@ class ArchiveCopier(OutboxConsumer):
         if item.created:
             if item.state is None or item.meta is None:
                 raise ValueError("a create without its state and meta")
-            batch.headers.setdefault(item.game_id, self._header(item.state, item.time_ms))
+            header = self._header(item.state, _created_ms(item.meta, item.time_ms))
+            batch.headers.setdefault(item.game_id, header)
             batch.add_state(item.game_id, item.version, item.state)
 
     def _header(self, state: bytes, created_ms: int) -> Header:
@@ -233,10 +234,20 @@ class ArchiveCopier(OutboxConsumer):
                 continue
             if game_id in batch.finished and game_id not in batch.headers:
                 # The seed becomes public with the end of the game: any state of it tells it.
-                header = self._header(stored.state, min(i.time_ms for i in items if i.game_id == game_id))
+                first = min(i.time_ms for i in items if i.game_id == game_id)
+                header = self._header(stored.state, _created_ms(stored.meta, first))
                 batch.headers[game_id] = header
             if stored.version == top:
                 batch.add_state(game_id, top, stored.state)
+
+
+def _created_ms(meta: bytes | None, committed_ms: int) -> int:
+    """When the game was made: as a tenant's game's meta says (the time its tenant's listing in
+    Redis sorts it by, so that the archive's listing sorts it alike), else when its create was
+    committed."""
+    if meta is None or b'"created_ms"' not in meta:
+        return committed_ms
+    return int(orjson.loads(meta).get("created_ms", committed_ms))
 
 
 def _move(item: OutboxItem, version: int, raw: bytes) -> Move:

@@ -258,6 +258,8 @@ class Games:
         meta_clock = clocks.in_meta(clock, clock_ms)
         computer = bots.in_meta(bots.of_players(body.get("players", [])))
         deadline = bots.due_seconds({**meta_clock, **computer}, state, clock_ms)
+        # A tenant's game keeps when it was made: its listing's order, in Redis and the archive.
+        made = {"created_ms": created_ms} if owner and "tenant" in owner else {}
         for _ in range(3):
             game_id = _random_id(None if key is None else key.shard)
             seats, hashes = self._seats(game_id, state, key, salt, bots.of_meta(computer))
@@ -272,7 +274,7 @@ class Games:
                     game_id,
                     state=orjson.dumps(state),
                     meta=orjson.dumps({"tokens": hashes, "admin": admin_hash, **meta_clock, **computer,
-                                       **(owner or {})}),
+                                       **(owner or {}), **made}),
                     view=orjson.dumps(view),
                     ttl=self._ttl(state),
                     log=log,

@@ -14,17 +14,21 @@ import datetime as dt
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from service.observability import metrics
+from service.store.base import GameStore
 from service.tenants import KeyRegistry, TenantKey, key_id_of, matches
-from service.tenants.ledger import Ledger, Listed, day_of, seconds_to_midnight
+from service.tenants.ledger import Ledger, day_of, seconds_to_midnight
 
-from . import tokens
+from . import listing, tokens
 from .errors import GameError
+
+if TYPE_CHECKING:
+    from service.store.archive import Archive
+from .listing import Filters
 from .settings import Settings
 
-MAX_LIST = 100  # games on one page of the listing, at most
 MAX_USAGE_DAYS = 366
 # A spent webhooks quota renews when one is deleted, not with time: a minute is a fair wait.
 WEBHOOKS_RETRY_SECONDS = 60
@@ -216,18 +220,11 @@ class Tenancy:
 
     # -- the listing --------------------------------------------------------------------------
 
-    def page(self, caller: Caller, cursor: str | None, count: int) -> tuple[list[Listed], str | None]:
-        """A page of the caller's games from the ledger, and the cursor after it (None: last)."""
+    def page(self, caller: Caller, store: GameStore, archive: Archive | None, cursor: str | None,
+             count: int, filters: Filters | None = None) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the caller's games (from Redis, and from the archive when there is one),
+        newest first, and the cursor after it (None: the last)."""
         self.need(caller, "games:read")
         assert caller.key is not None
-        before = parse_cursor(cursor) if cursor else None
-        listed = self.ledger.games(caller.key.tenant, before=before, count=count)
-        last = listed[-1] if len(listed) == count else None
-        return listed, None if last is None else f"{last.created_ms}.{last.game_id}"
-
-
-def parse_cursor(cursor: str) -> tuple[int, str]:
-    ms, _, game_id = cursor.partition(".")
-    if not ms.isdigit() or not game_id or len(cursor) > 100:
-        raise GameError("BAD_CURSOR", "this cursor is not one the listing gave")
-    return int(ms), game_id
+        return listing.page(store, self.ledger, archive, caller.key.tenant, cursor=cursor, limit=count,
+                            filters=filters or Filters())

@@ -119,6 +119,18 @@ class ArchivedGame:
     idem: list[tuple[str, bytes, int]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One of a tenant's archived games, as its listing shows it."""
+
+    game_id: str
+    map: str
+    created_ms: int
+    version: int  # archived without a gap up to here
+    finished: bool
+    players: list[str]  # names, in seat order
+
+
 def _kind(exc: BaseException) -> str:
     if isinstance(exc, PoolTimeout):
         return "timeout"
@@ -247,6 +259,17 @@ class Archive:
                     """DELETE FROM game_idempotency WHERE ctid = ANY(ARRAY(
                          SELECT ctid FROM game_idempotency WHERE expires_at < clock_timestamp()
                          LIMIT 1000))""")
+            owned = sorted(set(batch.headers) | set(batch.metas))
+            if owned:
+                # Whose game it is, for the tenant's listing: from the meta, whichever of the
+                # game's header and meta was copied last.
+                conn.execute(
+                    """UPDATE games SET tenant = convert_from(s.meta, 'UTF8')::jsonb ->> 'tenant'
+                       FROM game_secrets s
+                       WHERE s.game_id = games.id AND games.id = ANY(%s)
+                         AND games.tenant IS NULL AND s.meta IS NOT NULL""",
+                    [owned],
+                )
             finishing = sorted(batch.finished | set(batch.headers))
             if finishing:
                 conn.execute(
@@ -316,6 +339,34 @@ class Archive:
         )
         rows = conn.execute("SELECT id, version FROM games WHERE id = ANY(%s)", [games])
         return {game_id: version for game_id, version in rows}
+
+    # -- a tenant's listing -----------------------------------------------------------------------
+
+    def tenant_games(self, tenant: str, *, before: tuple[int, str] | None, count: int,
+                     finished: bool | None = None, map_id: str | None = None) -> list[Listing]:
+        """A tenant's archived games, newest first (created, then id in byte order, descending: the
+        order of the ledger in Redis, whose pages this merges with), strictly
+        after the cursor `before` (created ms, game id); at most `count`. `finished` and
+        `map_id` filter."""
+        where, params = ["tenant = %s"], [tenant]
+        if before is not None:
+            where.append('(created_at, id COLLATE "C") < (to_timestamp(%s::double precision / 1000), %s)')
+            params += [before[0], before[1]]
+        if finished is not None:
+            where.append("finished_at IS NOT NULL" if finished else "finished_at IS NULL")
+        if map_id is not None:
+            where.append("map = %s")
+            params.append(map_id)
+        with self.transaction("tenant_games") as conn:
+            rows = conn.execute(
+                f"""SELECT id, map, round(extract(epoch FROM created_at) * 1000)::bigint, version,
+                           finished_at IS NOT NULL, players
+                    FROM games WHERE {" AND ".join(where)}
+                    ORDER BY created_at DESC, id COLLATE "C" DESC LIMIT %s""",  # noqa: S608 - fixed clauses
+                [*params, count],
+            ).fetchall()
+        return [Listing(game_id, map_, int(ms), version, done, [p["name"] for p in players])
+                for game_id, map_, ms, version, done, players in rows]
 
     # -- what a rebuild reads --------------------------------------------------------------------
 

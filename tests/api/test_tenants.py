@@ -383,3 +383,36 @@ def test_a_key_made_with_its_own_webhooks_quota_holds_for_its_games(host_on, mon
             for seat in (0, 1)]
     assert [r.status_code for r in sent] == [201, 429]
     assert sent[1].get_json()["limit"] == 1
+
+
+def test_the_listing_reads_the_archive_when_redis_lost_the_games(host_on, database_url: str,
+                                                                 redis_url: str) -> None:
+    import redis
+
+    from service.archive.copier import ArchiveCopier
+    from service.referee.restore import describe
+    from service.store.archive import Archive
+
+    host = host_on(tenancy="required", database_url=database_url)
+    made = [host.create("acme")["game_id"] for _ in range(3)]
+    host.create("beta")
+    hosted: Tenancy = host.app.extensions["aos.tenancy"]
+    records = [hosted.registry.get(key_id) for key_id in host.ids.values()]
+    archive = Archive(database_url)
+    copier = ArchiveCopier(host.app.extensions["aos.games"].store, archive, describe, "c", cache_ttl=600)
+    while copier.run_once():
+        pass
+    with redis.Redis.from_url(redis_url) as client:
+        client.flushall()
+    for record in records:  # the keys were in that Redis too
+        hosted.registry.add(record)
+    acme = host.as_("acme")
+    first = host.client.get("/v1/games?limit=2", headers=acme).get_json()
+    rest = host.client.get(f"/v1/games?limit=2&cursor={first['next_cursor']}", headers=acme).get_json()
+    assert [g["game_id"] for g in first["games"] + rest["games"]] == made[::-1]
+    assert rest["next_cursor"] is None
+    assert {(g["status"], g["version"], g["map"]) for g in first["games"]} == {("active", 0, "rust_belt")}
+    assert [g["name"] for g in first["games"][0]["players"]] == [p["name"] for p in PLAYERS]
+    betas = host.client.get("/v1/games", headers=host.as_("beta")).get_json()["games"]
+    assert len(betas) == 1 and betas[0]["game_id"] not in made
+    archive.close()

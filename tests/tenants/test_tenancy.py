@@ -114,9 +114,9 @@ def test_a_created_game_belongs_to_its_tenant_and_a_deleted_one_answers_gone() -
     hosted.created(acme, made.game_id, "rust_belt", 1)
     meta = orjson.loads(games.load(made.game_id).meta)
     assert meta["tenant"] == "Acme" and meta["private"] is True
-    listed, cursor = hosted.page(acme, None, 10)
-    assert [g.game_id for g in listed] == [made.game_id] and cursor is None
-    assert hosted.page(hosted.caller(keys["other"]), None, 10) == ([], None)
+    listed, cursor = hosted.page(acme, games.store, None, None, 10)
+    assert [g["game_id"] for g in listed] == [made.game_id] and cursor is None
+    assert hosted.page(hosted.caller(keys["other"]), games.store, None, None, 10) == ([], None)
 
     # Moves on a tenant's game are its usage.
     seat = view["active_seat"]
