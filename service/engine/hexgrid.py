@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from service.engine.contract_types import Hex as HexObject
+
 Hex = tuple[int, int]
 
 DIRECTIONS: tuple[Hex, ...] = ((0, -1), (1, -1), (1, 0), (0, 1), (-1, 1), (-1, 0))
@@ -40,5 +42,6 @@ def parse_key(k: str) -> Hex:
     return (int(q), int(r))
 
 
-def as_dict(h: Hex) -> dict:
+def as_dict(h: Hex) -> HexObject:
+    """The hex as the contract writes it, {q, r}."""
     return {"q": h[0], "r": h[1]}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
+from service.engine import contract_types
+
 # The phases a game stands in between moves: the six with decisions, and the end.
 DecidingPhase = Literal["issue_shares", "auction", "select_action", "build", "move_goods",
                         "production"]
@@ -22,7 +24,7 @@ Step = DecidingPhase | Literal["operations", "growth", "next_round"]
 EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "stranded", "opponent"]
 
 Move = dict[str, Any]  # a move as the contract has it: {"type": ..., fields of that type}
-Event = dict[str, Any]  # what happened: {"type": ..., fields of that type}
+Event = contract_types.Event  # what happened: {"type": ..., fields of that type}
 TrackEntry = list[Any]  # [edge a, edge b, owner seat | None], a < b
 TownExit = list[Any]  # [edge, owner seat | None]
 PieceRecord = list[Any]  # [hex key, edge a, edge b] (b is network.CENTRE for a town exit)
@@ -78,13 +80,8 @@ class Production(TypedDict):
     drawn: list[str]  # colours drawn, waiting to be placed
 
 
-class Score(TypedDict):
-    seat: int
-    points: int | None  # None for an eliminated player
-    income_points: int | None
-    share_points: int | None
-    track_points: int | None
-    rank: int
+# A seat's final score, as the view shows it (points None for an eliminated player).
+Score = contract_types.Score
 
 
 class State(TypedDict):

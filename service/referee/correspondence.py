@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import orjson
 
-from service.engine.layout import State
+from service.engine.contract_types import TimelineMove
+from service.engine.layout import Event, State
 from service.store import Stored
 
 from . import orders, takeback, timeline
@@ -30,7 +31,7 @@ from .games import (
 from .undo import check_not_finished, plan_undo
 
 
-def _step(game_id: str, stored: Stored, at_ms: int, seat: int, move: dict, events: list[dict],
+def _step(game_id: str, stored: Stored, at_ms: int, seat: int, move: TimelineMove, events: list[Event],
           state: State | None, pending: dict | None) -> Change:
     """A change of one log entry that is not a move of the game: an undo or a takeback step.
     `state` None: the state stays as it is."""

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import orjson
 
 from service.engine import game, words
+from service.engine.contract_types import HistoryMove
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, Move, State
 from service.observability import metrics
@@ -601,7 +602,7 @@ def parse_replay_record(record: bytes) -> tuple[int, int]:
     return int(own), int(final or own)
 
 
-def log_entry(index: int, seat: int, move: Move, events: list[Event], by: str | None = None,
+def log_entry(index: int, seat: int, move: Move | HistoryMove, events: list[Event], by: str | None = None,
               at_ms: int | None = None, *, state: State) -> bytes:
     """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
     commit time, which the clock's deadline counts from; now by default), in words: the entry's

@@ -18,7 +18,7 @@ import copy
 from dataclasses import dataclass
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import Event, Move, State
 
 # The phase each kind of order acts in.
 PHASE_OF = {
@@ -62,8 +62,8 @@ class Fired:
     """A move an order made."""
 
     seat: int
-    move: dict
-    events: list[dict]
+    move: Move
+    events: list[Event]
 
 
 def expired(order: dict, seat: int, state: State) -> bool:

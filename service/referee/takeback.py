@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from service.engine.layout import State
+from service.engine.contract_types import TakenBackEvent, TimelineMove
+from service.engine.layout import Event, State
 
 from . import timeline
 from .undo import RANDOM_OUTCOME_REVEALED, check_not_finished, refused, revealed_random_outcome
@@ -49,8 +50,8 @@ class Step:
     """One takeback entry to write: its move and events, and the state after it (None: the
     state stays) with the proposal the view shows then."""
 
-    move: dict
-    events: list[dict]
+    move: TimelineMove
+    events: list[Event]
     state: State | None
     pending: dict | None
 
@@ -75,7 +76,7 @@ def rewind(state: State, entries: Sequence[dict], to_version: int) -> Rewind:
     return Rewind(to_version, back, now[len(then):])
 
 
-def taken_back(plan: Rewind, proposer: int) -> dict:
+def taken_back(plan: Rewind, proposer: int) -> TakenBackEvent:
     return {"type": "taken_back", "to_version": plan.to_version, "proposed_by": proposer,
             "versions": plan.versions()}
 
@@ -95,8 +96,8 @@ def propose(state: State, entries: Sequence[dict], seat: int, to_version: int) -
     if not asked:
         return Step({"type": timeline.TAKEBACK, "to_version": to_version},
                     [taken_back(plan, seat)], plan.state, None)
-    event = {"type": timeline.TAKEBACK_PROPOSED, "seat": seat, "to_version": to_version,
-             "asked": asked, "versions": plan.versions()}
+    event: Event = {"type": timeline.TAKEBACK_PROPOSED, "seat": seat, "to_version": to_version,
+                    "asked": asked, "versions": plan.versions()}
     return Step({"type": timeline.TAKEBACK_PROPOSED, "to_version": to_version}, [event], None,
                 {"to_version": to_version, "by": seat, "waiting": asked})
 
@@ -116,7 +117,7 @@ def accept(state: State, entries: Sequence[dict], seat: int) -> Step:
                       f"not seat {seat}", waiting=pending["waiting"])
     to_version = pending["to_version"]
     waiting = [s for s in pending["waiting"] if s != seat]
-    accepted = {"type": timeline.TAKEBACK_ACCEPTED, "seat": seat, "waiting": waiting}
+    accepted: Event = {"type": timeline.TAKEBACK_ACCEPTED, "seat": seat, "waiting": waiting}
     if waiting:
         return Step({"type": timeline.TAKEBACK_ACCEPTED, "to_version": to_version}, [accepted],
                     None, {**pending, "waiting": waiting})
@@ -134,11 +135,12 @@ def decline(entries: Sequence[dict], seat: int) -> Step:
     pending = pending_for(entries)
     to_version = pending["to_version"]
     if seat == pending["by"]:
-        kind = timeline.TAKEBACK_CANCELLED
-    elif seat in pending["waiting"]:
-        kind = timeline.TAKEBACK_DECLINED
-    else:
-        raise refused(NOT_ASKED, f"the pending takeback waits for seats {pending['waiting']}, "
-                      f"not seat {seat}", waiting=pending["waiting"])
-    return Step({"type": kind, "to_version": to_version},
-                [{"type": kind, "seat": seat, "to_version": to_version}], None, None)
+        return Step({"type": timeline.TAKEBACK_CANCELLED, "to_version": to_version},
+                    [{"type": timeline.TAKEBACK_CANCELLED, "seat": seat, "to_version": to_version}],
+                    None, None)
+    if seat in pending["waiting"]:
+        return Step({"type": timeline.TAKEBACK_DECLINED, "to_version": to_version},
+                    [{"type": timeline.TAKEBACK_DECLINED, "seat": seat, "to_version": to_version}],
+                    None, None)
+    raise refused(NOT_ASKED, f"the pending takeback waits for seats {pending['waiting']}, "
+                  f"not seat {seat}", waiting=pending["waiting"])

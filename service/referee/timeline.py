@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import orjson
 
@@ -20,18 +21,18 @@ from service.engine.layout import Event, Move, State
 
 # Entries that take moves back: "undo" the last move in effect, "takeback" to the moves in
 # effect at an earlier version (`move.to_version`).
-UNDO = "undo"
-TAKEBACK = "takeback"
+UNDO: Final = "undo"
+TAKEBACK: Final = "takeback"
 # A seat leaves the game (engine `resign`): a move of the game, made by its own route, not
 # `POST …/moves`. Its entry is replayed like any move.
 RESIGN = game.RESIGN
 # Entries that change no state: they record something about the game, not a move of it. A seat
 # proposes a takeback; each seat it asks accepts (the last acceptance is the "takeback" entry
 # itself) or declines; the proposer may withdraw it (cancelled).
-TAKEBACK_PROPOSED = "takeback_proposed"
-TAKEBACK_ACCEPTED = "takeback_accepted"
-TAKEBACK_DECLINED = "takeback_declined"
-TAKEBACK_CANCELLED = "takeback_cancelled"
+TAKEBACK_PROPOSED: Final = "takeback_proposed"
+TAKEBACK_ACCEPTED: Final = "takeback_accepted"
+TAKEBACK_DECLINED: Final = "takeback_declined"
+TAKEBACK_CANCELLED: Final = "takeback_cancelled"
 RECORD_ONLY: frozenset[str] = frozenset(
     {TAKEBACK_PROPOSED, TAKEBACK_ACCEPTED, TAKEBACK_DECLINED, TAKEBACK_CANCELLED}
 )

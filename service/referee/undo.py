@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine import game
-from service.engine.layout import State
+from service.engine.layout import Event, State
 
 from . import timeline
 from .errors import GameError
@@ -48,7 +48,7 @@ def check_not_finished(state: State) -> None:
 @dataclass(frozen=True)
 class Undo:
     state: State  # the state before the move
-    events: list[dict]
+    events: list[Event]
 
 
 def plan_undo(state: State, entries: Sequence[dict], seat: int) -> Undo:
@@ -74,5 +74,6 @@ def plan_undo(state: State, entries: Sequence[dict], seat: int) -> Undo:
         raise refused(RANDOM_OUTCOME_REVEALED,
                       f"the move of version {last['version']} revealed a random outcome",
                       since=last["version"])
-    event = {"type": "move_undone", "seat": seat, "version": last["version"], "move": last["move"]}
+    event: Event = {"type": "move_undone", "seat": seat, "version": last["version"],
+                    "move": last["move"]}
     return Undo(before, [event])

@@ -35,3 +35,25 @@ def test_a_misread_state_key_is_a_type_error(tmp_path: Path):
     result = mypy(str(probe))
     assert result.returncode == 1, result.stdout
     assert 'TypedDict "State" has no key "rounds"' in result.stdout, result.stdout
+
+
+def test_the_contract_types_are_the_contract_s_own():
+    # service/engine/contract_types.py is generated from openapi.yaml: an edit of either alone
+    # fails here.
+    result = subprocess.run([sys.executable, "tools/generate_types.py", "--check"], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_event_the_contract_does_not_describe_is_a_type_error(tmp_path: Path):
+    # Every event the engine makes is checked against openapi.yaml's schema of its type.
+    probe = tmp_path / "probe.py"
+    probe.write_text("from service.engine.layout import Event\n\n\n"
+                     "def f(events: list[Event]) -> None:\n"
+                     "    events.append({'type': 'bid', 'seat': 0, 'amount': 3})\n"
+                     "    events.append({'type': 'bid', 'seat': 0, 'amount': '3'})\n"
+                     "    events.append({'type': 'bid', 'seat': 0, 'bid': 3})\n")
+    result = mypy(str(probe))
+    assert result.returncode == 1, result.stdout
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    assert [line.split(":")[1] for line in errors if "probe.py" in line] == ["6", "7"], result.stdout

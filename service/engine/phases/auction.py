@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from service.engine.contract_types import TurnOrderSetEventPayment
 from service.engine.errors import IllegalMove
 from service.engine.layout import Auction, Event, Move, State
 from service.engine.moves import expect_type, int_field
@@ -143,7 +144,7 @@ def finish(state: State, rules: Rules, events: list[Event]) -> None:
     """Sets the new turn order from the bids and drop-outs, and takes the payments."""
     auction = open_auction(state)
     new_order = auction["in"] + auction["dropped"][::-1]
-    payments = []
+    payments: list[TurnOrderSetEventPayment] = []
     for place, seat in enumerate(new_order, start=1):
         bid = auction["bids"].get(str(seat), 0)
         pay = payment(place, len(new_order), bid)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
+from service.engine.contract_types import BuildMove, TrackBuiltEvent
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
 from service.engine.layout import BuildTurn, EdgeStatus, Event, Move, State
@@ -223,8 +224,8 @@ class BuildPlan:
     disk_delta: int  # town disks taken (+1) or returned (-1)
     cost: int
 
-    def as_move(self) -> dict:
-        move: Move = {"type": "build", "hex": as_dict(self.hex)}
+    def as_move(self) -> BuildMove:
+        move: BuildMove = {"type": "build", "hex": as_dict(self.hex)}
         if self.town:
             move["town_exits"] = sorted(p[1] for p in self.pieces)
         else:
@@ -725,10 +726,13 @@ def commit_build(ctx: BuildContext, plan: BuildPlan, events: list[Event]) -> Non
     build["extended"].extend([key(p[0]), p[1], p[2]] for p in plan.added)
     state["players"][seat]["cash"] -= plan.cost
     move = plan.as_move()
-    event = {"type": "track_built", "seat": seat, "hex": move["hex"], "cost": plan.cost,
-             "tile": plan.tile,
-             "kind": "redirect" if plan.redirect else ("upgrade" if plan.old_tile else "new")}
-    event.update({f: move[f] for f in ("tracks", "town_exits") if f in move})
+    event: TrackBuiltEvent = {
+        "type": "track_built", "seat": seat, "hex": move["hex"], "cost": plan.cost, "tile": plan.tile,
+        "kind": "redirect" if plan.redirect else ("upgrade" if plan.old_tile else "new")}
+    if "tracks" in move:
+        event["tracks"] = move["tracks"]
+    if "town_exits" in move:
+        event["town_exits"] = move["town_exits"]
     events.append(event)
     claim_joined_routes(ctx, plan, events)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from service.engine.contract_types import GoodsGrownEventMovedItem
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
 from service.engine.layout import Event, State
 from service.engine.maps.loader import NEW_CITY_COLUMNS
@@ -43,7 +44,7 @@ def roll_growth(state: State, rules: Rules, events: list[Event]) -> None:
     for side in ("light", "dark"):
         dice = [roll_die(state) for _ in range(dice_count)]
         events.append({"type": "dice_rolled", "side": side, "dice": dice})
-        moved = []
+        moved: list[GoodsGrownEventMovedItem] = []
         for value in dice:
             number_column = f"{side}-{value}"
             for column in (number_column, lettered_under.get(number_column)):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
+from service.engine.contract_types import ExpensesPaidEventExpense, IncomeReducedEventReduction
 from service.engine.layout import Event, State
 from service.engine.network import drop_owner
 from service.engine.phases.scoring import end_game
@@ -47,7 +48,7 @@ def collect_income(state: State, events: list[Event]) -> None:
 
 def pay_expenses(state: State, events: list[Event]) -> None:
     """$1 per share and per locomotive level; what cash cannot cover comes off income."""
-    report = []
+    report: list[ExpensesPaidEventExpense] = []
     for seat in active_players(state):
         player = state["players"][seat]
         due = player["shares"] + player["loco"]
@@ -72,7 +73,7 @@ def eliminate_bankrupt(state: State, rules: Rules, events: list[Event]) -> None:
 
 
 def reduce_income(state: State, events: list[Event]) -> None:
-    changes = []
+    changes: list[IncomeReducedEventReduction] = []
     for seat in active_players(state):
         player = state["players"][seat]
         cut = R.income_reduction(player["income"])

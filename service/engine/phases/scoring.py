@@ -16,8 +16,8 @@ def end_game(state: State, rules: Rules, events: list[Event]) -> None:
     """Ends the game now: the phase becomes "finished", nobody decides, the scores are final."""
     state["phase"] = "finished"
     state["queue"] = []
-    state["scores"] = score(state, rules)
-    events.append({"type": "game_finished", "scores": state["scores"]})
+    scores = state["scores"] = score(state, rules)
+    events.append({"type": "game_finished", "scores": scores})
 
 
 def track_points(state: State, rules: Rules) -> dict[int, int]:

@@ -175,7 +175,8 @@ class Berlin(Rules):
                               edge={"a": as_dict(ends[0]), "b": as_dict(ends[1])})
         state["variant"]["wall"].remove(disc)
         open_build_turn(state)["tiles_left"] -= 1
-        events.append({"type": "wall_removed", "seat": seat, "disc": disc, "edge": edge})
+        events.append({"type": "wall_removed", "seat": seat, "disc": disc,
+                       "edge": {"a": as_dict(ends[0]), "b": as_dict(ends[1])}})
 
     # -- move goods -------------------------------------------------------------------------
 
