@@ -38,7 +38,7 @@ from gunicorn.http import errors
 from gunicorn.workers.sync import SyncWorker as _GunicornSyncWorker
 
 SERVER = "aos-rules"
-# Every answer of ours carries these; the app adds them to its own (service/api/security.py).
+# Every answer of ours carries these; the app adds them to its own (service/api/plumbing/security.py).
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",

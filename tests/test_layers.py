@@ -140,7 +140,8 @@ def test_the_graph_is_read() -> None:
     imports = project_imports()
     edges = package_edges(imports)
     assert "engine" in edges["referee"] and "referee" in edges["api"]
-    assert any(i.module == "service.api.routes" and i.target.startswith("service.api.") for i in imports)
+    assert any(i.module == "service.api.routes.games" and i.target.startswith("service.api.")
+               for i in imports)
 
 
 def test_no_import_cycle_between_packages() -> None:
@@ -171,4 +172,36 @@ def test_packages_import_only_lower_layers() -> None:
               and i.source_package in rank and i.target_package in rank
               and i.source_package != i.target_package
               and rank[i.target_package] >= rank[i.source_package]]
+    assert where(upward) == []
+
+
+# The api's own rooms, lowest first: what it answers with, what every request passes through,
+# what reads a request, the resources, and the app that wires them (service/api/__init__.py).
+API_ROOMS: list[set[str]] = [
+    {"error_codes"},
+    {"responses"},
+    {"plumbing"},
+    {"checks"},
+    {"routes"},
+    {"__init__"},
+]
+
+
+def api_room_of(module: str) -> str | None:
+    """`service.api.routes.games` -> `routes`; `service.api` -> `__init__`; outside api: None."""
+    parts = module.split(".")
+    if parts[:2] != ["service", "api"]:
+        return None
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def test_the_api_rooms_import_only_lower_rooms() -> None:
+    rank = {room: n for n, layer in enumerate(API_ROOMS) for room in layer}
+    rooms = {path.stem if path.is_file() else path.name
+             for path in (SERVICE / "api").iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
+    assert rooms - {"pages"} <= set(rank), f"a room of api not in API_ROOMS: {rooms - set(rank)}"
+    upward = [i for i in project_imports()
+              if api_room_of(i.module) in rank and api_room_of(i.target) in rank
+              and api_room_of(i.module) != api_room_of(i.target)
+              and rank[api_room_of(i.target)] >= rank[api_room_of(i.module)]]
     assert where(upward) == []

@@ -16,14 +16,10 @@ from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
-from . import bodies, cors, events, instrumentation, limits, problems, security, tenancy, webhooks
-from .async_routes import bp as async_bp
-from .docs import docs_bp
-from .play import play_bp
-from .proxies import TrustedProxies
-from .routes import bp
-from .seats import seats_bp
-from .tenant_routes import tenants_bp
+from . import responses
+from .plumbing import bodies, cors, instrumentation, limits, security, tenancy
+from .plumbing.proxies import TrustedProxies
+from .routes import BLUEPRINTS, live, webhooks
 
 log = logging.getLogger(__name__)
 
@@ -47,20 +43,15 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     games = app.extensions["aos.games"] = Games(store, settings)
     app.extensions["aos.webhooks"] = webhooks.Webhooks(games, private_ok=addresses.allow_private())
     app.extensions["aos.contract"] = contract_path().read_bytes()
-    problems.install(app)
+    responses.install(app)  # every failure a problem document
     tenancy.install(app, games)  # who asks: before any route looks at a game
     cors.install(app)
     instrumentation.install(app)
     bodies.install(app)
     security.install(app)
-    app.register_blueprint(bp)
-    app.register_blueprint(seats_bp)
-    app.register_blueprint(docs_bp)
-    app.register_blueprint(async_bp)
-    app.register_blueprint(webhooks.bp)
-    app.register_blueprint(tenants_bp)
-    app.register_blueprint(play_bp)  # the play page
-    events.install(app, store, settings)  # the events stream, long-polls, the spectator page
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
+    live.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(Admission(app.wsgi_app), settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
     warmed = warm.warm_up(settings.warm_up_games)

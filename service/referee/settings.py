@@ -23,7 +23,7 @@ class Settings:
     # most) and the CPU time they may take, checked after each move.
     simulate_max_moves: int = 50
     simulate_cpu_ms: int = 250
-    # Rate limits (service/api/limits.py): strings of the `limits` library, ";" between windows.
+    # Rate limits (service/api/plumbing/limits.py): strings of the `limits` library, ";" between windows.
     rate_limits: bool = True  # AOS_RATE_LIMITS=off turns them all off
     rate_limit_create: str = "30/minute;300/hour;1000/day"  # new games, per client address
     rate_limit_import: str = "10/minute;100/hour;300/day"  # record imports, per client address
@@ -46,7 +46,7 @@ class Settings:
     tenant_open_streams: int = 1000
     tenant_webhooks: int = 200
     deleted_ttl: int = 30 * 24 * 3600  # a deleted game's id answers 410 this long, then 404
-    # Live updates (service/api/events.py): a stream's heartbeat interval and lifetime (then
+    # Live updates (service/api/routes/live.py): a stream's heartbeat interval and lifetime (then
     # the client resumes), and the longest `Prefer: wait` honoured (the contract says 60).
     events_heartbeat: float = 15.0
     events_lifetime: float = 3600.0

@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from service.api import create_app
-from service.api.cors import ALLOWED_HEADERS, EXPOSED_HEADERS, origins_from_env
+from service.api.plumbing.cors import ALLOWED_HEADERS, EXPOSED_HEADERS, origins_from_env
 from service.store import MemoryStore
 
 PAGE = b"<!doctype html><html><head><title>frontend</title></head><body>a frontend</body></html>"

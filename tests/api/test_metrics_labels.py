@@ -11,7 +11,7 @@ import random
 import re
 import string
 
-from service.api.instrumentation import METHODS, UNMATCHED
+from service.api.plumbing.instrumentation import METHODS, UNMATCHED
 from service.observability import metrics
 
 LABEL = re.compile(r'(\w+)="([^"]*)"')

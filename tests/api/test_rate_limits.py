@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from service.api.limits import storage_uri
+from service.api.plumbing.limits import storage_uri
 from service.referee.settings import Settings
 from service.store import MemoryStore, RedisStore
 from tests.api.conftest import NAMES

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.api import schemas
-from service.api.schemas import MAX_RECORD_MOVES
+from service.api.checks import shapes as schemas
+from service.api.checks.shapes import MAX_RECORD_MOVES
 from service.engine import game as engine
 from service.store import MemoryStore
 from tests.api.test_hostile import assert_problem

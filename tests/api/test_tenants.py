@@ -269,7 +269,7 @@ def test_a_thousand_cross_tenant_requests_learn_nothing(host_on) -> None:
 
 
 def test_a_tenants_streams_are_capped_counted_in_minutes_and_end_with_its_key(host_on, monkeypatch) -> None:
-    from service.api import tenancy as api_tenancy
+    from service.api.plumbing import tenancy as api_tenancy
 
     host = host_on(tenancy="required", tenant_open_streams=1, events_heartbeat=0.05)
     game = host.create("acme")

@@ -1,20 +1,23 @@
 """The parts of a request the routes read, checked as the contract bounds them: the game id of
-the path, `Idempotency-Key`, `If-Match` / `If-None-Match`, the JSON body and the move in it."""
+the path, `Idempotency-Key`, `If-Match` / `If-None-Match`, the JSON body and the move in it, and
+the seat a seat token speaks for (`seat_request`, the one way every seat route authenticates)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from flask import Response, current_app, g, request
 from marshmallow import ValidationError
 
+from service.referee import tokens
 from service.referee.games import Games
+from service.store import Stored
 
-from . import bodies
-from .problems import ApiError
-from .responses import etag, strong_tags, well_formed_etags
-from .schemas import UnknownMoveType, load_move
+from ..plumbing import bodies
+from ..responses import ApiError, etag, strong_tags, well_formed_etags
+from .shapes import UnknownMoveType, load_move
 
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SEAT = re.compile(r"[0-5]")
@@ -81,3 +84,33 @@ def read_move() -> tuple[dict, int | None]:
 def with_etag(response: Response, version: int) -> Response:
     response.headers["ETag"] = etag(version)
     return response
+
+
+@dataclass(frozen=True)
+class SeatRequest:
+    """A request made with a seat's token, authenticated: its game, the token's seat, the game
+    as loaded, the token and the request's Idempotency-Key (and its move, when it sends one)."""
+
+    game_id: str
+    seat: int
+    stored: Stored
+    token: str
+    key: str | None
+    move: dict | None = None
+
+
+def seat_request(game_id: str, *, with_move: bool = False) -> SeatRequest:
+    """Authenticate a request's seat token against the game, checking the request's parts in
+    the order every seat route answers them: the token's form, the path's game id, the token's
+    game, the Idempotency-Key, the move (`with_move`), then the token against the game's own.
+    A move that names a seat must name the token's (403 SEAT_MISMATCH)."""
+    token = tokens.bearer(request.headers.get("Authorization"))
+    game_id = game_id_of(game_id)
+    token, token_seat = tokens.token_game(token, game_id)
+    key = idempotency_key()
+    move, body_seat = read_move() if with_move else (None, None)
+    stored = games().load(game_id)
+    seat = games().authenticate(stored, token, token_seat)
+    if body_seat is not None and body_seat != seat:
+        raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+    return SeatRequest(game_id, seat, stored, token, key, move)

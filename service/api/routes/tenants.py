@@ -25,13 +25,12 @@ from service.referee.games import Created
 from service.referee.listing import MAX_LIST, Filters
 from service.referee.tenancy import Caller
 
-from .problems import ApiError
-from .request_parts import game_id_of, games, idempotency_key, invalid, json_body
-from .responses import json_response
-from .schemas import load_create
-from .tenancy import caller, tenancy
+from ..checks.parts import game_id_of, games, idempotency_key, invalid, json_body
+from ..checks.shapes import load_create
+from ..plumbing.tenancy import caller, tenancy
+from ..responses import ApiError, json_response
 
-tenants_bp = Blueprint("v1_tenants", __name__, url_prefix="/v1")
+bp = Blueprint("v1_tenants", __name__, url_prefix="/v1")
 
 MAX_BULK = 100
 STATUSES = ("active", "finished")
@@ -63,7 +62,7 @@ def _record(who: Caller, created: Created) -> None:
     tenancy().created(who, created.game_id, orjson.loads(created.body)["map"], created.created_ms)
 
 
-@tenants_bp.post("/games/bulk")
+@bp.post("/games/bulk")
 def create_games() -> Response:
     hosted, who = tenancy(), caller()
     hosted.may_create(who)
@@ -126,7 +125,7 @@ def _start_at(value: Any) -> int | None:
 # -- listing --------------------------------------------------------------------------------------
 
 
-@tenants_bp.get("/games")
+@bp.get("/games")
 def list_games() -> Response:
     hosted, who = tenancy(), caller()
     args = request.args
@@ -146,7 +145,7 @@ def list_games() -> Response:
 # -- deleting -------------------------------------------------------------------------------------
 
 
-@tenants_bp.delete("/games/<game_id>")
+@bp.delete("/games/<game_id>")
 def delete_game(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     hosted, who = tenancy(), caller()
@@ -178,7 +177,7 @@ def delete_game(game_id: str) -> Response:
 # -- usage ----------------------------------------------------------------------------------------
 
 
-@tenants_bp.get("/usage")
+@bp.get("/usage")
 def usage() -> Response:
     today = dt.datetime.now(dt.UTC).date().isoformat()
     start, end = request.args.get("from", today), request.args.get("to", today)

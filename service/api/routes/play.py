@@ -13,9 +13,9 @@ from flask import Blueprint, Response
 
 from service.referee.errors import not_found
 
-from .request_parts import game_id_of, games
+from ..checks.parts import game_id_of, games
 
-play_bp = Blueprint("play", __name__, url_prefix="/v1")
+bp = Blueprint("play", __name__, url_prefix="/v1")
 
 # The page loads and connects to nothing but the service: its script, its style, the board.
 PLAY_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
@@ -24,10 +24,10 @@ PLAY_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
 
 @cache
 def asset(name: str) -> str:
-    return resources.files("service.api").joinpath("play", name).read_text(encoding="utf-8")
+    return resources.files("service.api.pages").joinpath("play", name).read_text(encoding="utf-8")
 
 
-@play_bp.get("/games/<game_id>/play")
+@bp.get("/games/<game_id>/play")
 def play_page(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     if games().store.version(game_id) is None:
@@ -45,11 +45,11 @@ def static_asset(name: str, content_type: str) -> Response:
     return Response(asset(name), content_type=content_type, headers=headers)
 
 
-@play_bp.get("/play.js")
+@bp.get("/play.js")
 def play_script() -> Response:
     return static_asset("play.js", "text/javascript; charset=utf-8")
 
 
-@play_bp.get("/play.css")
+@bp.get("/play.css")
 def play_style() -> Response:
     return static_asset("play.css", "text/css; charset=utf-8")

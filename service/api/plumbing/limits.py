@@ -28,8 +28,8 @@ from limits import parse_many
 
 from service.referee.settings import Settings
 
+from ..responses import problem
 from . import bodies
-from .problems import problem
 from .proxies import address_in, networks
 
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")

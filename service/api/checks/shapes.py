@@ -14,8 +14,8 @@ from marshmallow import RAISE, Schema, ValidationError, fields, validate
 from service.engine import game
 from service.referee import bots, clocks
 
+from ..responses import ApiError
 from .names import validate_name
-from .problems import ApiError
 
 # The engine's own names, so the request schemas cannot drift from the rules.
 MAP_IDS = game.MAP_IDS

@@ -17,17 +17,15 @@ from service.admission import client_gone
 from service.live import FRAMINGS, NDJSON, SSE, GameGone, Hub, VersionAhead, follow, notices_for
 from service.live.stream import Items
 from service.referee.errors import not_found
-from service.referee.games import Games
 from service.referee.live_source import GameEvents
 from service.referee.settings import Settings
 from service.store import GameStore
 
-from . import tenancy
-from .problems import ApiError
-from .request_parts import game_id_of
-from .responses import etag, etag_matches
+from ..checks.parts import game_id_of, games
+from ..plumbing import tenancy
+from ..responses import ApiError, etag, etag_matches
 
-live_bp = Blueprint("live", __name__, url_prefix="/v1")
+bp = Blueprint("live", __name__, url_prefix="/v1")
 
 VERSION = re.compile(r"[0-9]{1,15}")
 BATCH = 64  # versions read and sent at a time when a stream catches up
@@ -64,15 +62,11 @@ def install(app: Flask, store: GameStore, settings: Settings) -> None:
 
     app.extensions["aos.live"] = Live(Hub(GameEvents(store), start), settings)
     STREAMS_CEILING.set(settings.streams_per_worker)
-    app.register_blueprint(live_bp)
+    app.register_blueprint(bp)
 
 
 def live() -> Live:
     return current_app.extensions["aos.live"]
-
-
-def games() -> Games:
-    return current_app.extensions["aos.games"]
 
 
 # -- the events stream ---------------------------------------------------------------------------
@@ -102,7 +96,7 @@ def framing() -> str:
     return request.accept_mimetypes.best_match([SSE, NDJSON], default=SSE) or SSE
 
 
-@live_bp.get("/games/<game_id>/events")
+@bp.get("/games/<game_id>/events")
 def game_events(game_id: str) -> Response:
 
     game_id = game_id_of(game_id)
@@ -211,10 +205,10 @@ def not_modified(game_id: str, if_none_match: str, prefer: str | None) -> tuple[
 
 @cache
 def asset(name: str) -> str:
-    return resources.files("service.api").joinpath("watch", name).read_text(encoding="utf-8")
+    return resources.files("service.api.pages").joinpath("watch", name).read_text(encoding="utf-8")
 
 
-@live_bp.get("/games/<game_id>/watch")
+@bp.get("/games/<game_id>/watch")
 def watch_page(game_id: str) -> Response:
 
     game_id = game_id_of(game_id)
@@ -231,11 +225,11 @@ def static_asset(name: str, content_type: str) -> Response:
     return Response(asset(name), content_type=content_type, headers=headers)
 
 
-@live_bp.get("/watch.js")
+@bp.get("/watch.js")
 def watch_script() -> Response:
     return static_asset("watch.js", "text/javascript; charset=utf-8")
 
 
-@live_bp.get("/watch.css")
+@bp.get("/watch.css")
 def watch_style() -> Response:
     return static_asset("watch.css", "text/css; charset=utf-8")

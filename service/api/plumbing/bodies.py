@@ -16,7 +16,7 @@ import orjson
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
-from .problems import ApiError
+from ..responses import ApiError
 
 READ_SIZE = 64 << 10
 _UNPARSED = object()

@@ -24,10 +24,9 @@ from service.store import CommitResult, IdemRecord, Outcome, Stored
 from service.webhooks import addresses, events, signing
 from service.webhooks.sealing import Sealer
 
-from .problems import ApiError
-from .request_parts import game_id_of, games, idempotency_key, invalid, json_body
-from .responses import json_response
-from .schemas import Strict
+from ..checks.parts import game_id_of, games, idempotency_key, invalid, json_body
+from ..checks.shapes import Strict
+from ..responses import ApiError, json_response
 
 bp = Blueprint("webhooks", __name__, url_prefix="/v1")
 

@@ -1,4 +1,5 @@
-"""The HTTP resources of openapi.yaml: request parsing and response shaping around Games."""
+"""Games and their moves over HTTP: the maps, creating a game, its view, legal moves, moves and
+their dry runs, history, record and board; health, readiness and the contract itself."""
 
 from __future__ import annotations
 
@@ -10,13 +11,11 @@ from flask import Blueprint, Response, current_app, g, request
 from marshmallow import ValidationError
 
 from service.engine.errors import SetupError
-from service.referee import admin, tokens
+from service.referee import admin
 from service.referee.games import map_info, map_json, maps_json
 from service.render import board_svg
 
-from . import events
-from .problems import ApiError
-from .request_parts import (
+from ..checks.parts import (
     SEAT,
     VERSION_TAG,
     game_id_of,
@@ -27,12 +26,14 @@ from .request_parts import (
     json_body,
     precondition,
     read_move,
+    seat_request,
     with_etag,
 )
-from .responses import etag, etag_matches, json_response, raw_json
-from .schemas import load_create
-from .tenancy import caller, tenancy
-from .tenant_routes import create_one
+from ..checks.shapes import load_create
+from ..plumbing.tenancy import caller, tenancy
+from ..responses import ApiError, etag, etag_matches, json_response, raw_json
+from . import live
+from .tenants import create_one
 
 bp = Blueprint("v1", __name__, url_prefix="/v1")
 
@@ -105,11 +106,11 @@ def create_game() -> Response:
 def get_game(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     if_none_match = precondition("If-None-Match")
-    prefer = events.prefer_header()
+    prefer = live.prefer_header()
     waited: dict[str, str] = {}
     if if_none_match is not None:
         # A 304 while the game is at that version; with `Prefer: wait=<s>`, a long-poll.
-        unchanged, waited = events.not_modified(game_id, if_none_match, prefer)
+        unchanged, waited = live.not_modified(game_id, if_none_match, prefer)
         if unchanged is not None:
             return unchanged
     version, view = games().view(game_id)
@@ -131,46 +132,37 @@ def get_legal_moves(game_id: str) -> Response:
 
 @bp.post("/games/<game_id>/moves")
 def apply_move(game_id: str) -> Response:
-    token = tokens.bearer(request.headers.get("Authorization"))
-    game_id = game_id_of(game_id)
-    token, token_seat = tokens.token_game(token, game_id)
-    key = idempotency_key()
-    move, body_seat = read_move()
-    stored = games().load(game_id)
-    seat = games().authenticate(stored, token, token_seat)
-    if body_seat is not None and body_seat != seat:
-        raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
+    asked = seat_request(game_id, with_move=True)
+    assert asked.move is not None
     applied = games().apply(
-        game_id,
-        seat,
-        move,
+        asked.game_id,
+        asked.seat,
+        asked.move,
         if_match=if_match(),
-        idempotency_key=key,
-        stored=stored,
-        token=token,  # the seat's first move claims it, in the same commit
+        idempotency_key=asked.key,
+        stored=asked.stored,
+        token=asked.token,  # the seat's first move claims it, in the same commit
     )
     return with_etag(raw_json(applied.body), applied.version)
 
 
 @bp.post("/games/<game_id>/moves/validate")
 def validate_move(game_id: str) -> Response:
-    idempotency_key()  # checked like on every POST, then unused: a dry run changes nothing
-    header = request.headers.get("Authorization")
-    game_id = game_id_of(game_id)
-    token = None
-    if header is not None:
-        token, token_seat = tokens.token_game(tokens.bearer(header), game_id)
-    move, body_seat = read_move()
-    stored = games().load(game_id)
-    if token is not None:
-        seat = games().authenticate(stored, token, token_seat)
-        if body_seat is not None and body_seat != seat:
-            raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
-        admin.note_claimed(games().store, game_id, stored, seat, token)
-    elif body_seat is not None:
-        seat = body_seat
+    """A dry run: with a seat token, the token's seat (authenticated as a move would be); without
+    one, the seat the body names."""
+    if request.headers.get("Authorization") is not None:
+        asked = seat_request(game_id, with_move=True)
+        game_id, seat, stored, move = asked.game_id, asked.seat, asked.stored, asked.move
+        admin.note_claimed(games().store, game_id, stored, seat, asked.token)
     else:
-        raise ApiError(400, "SEAT_REQUIRED", "send a seat token or a seat field")
+        idempotency_key()  # checked like on every POST, then unused: a dry run changes nothing
+        game_id = game_id_of(game_id)
+        move, body_seat = read_move()
+        stored = games().load(game_id)
+        if body_seat is None:
+            raise ApiError(400, "SEAT_REQUIRED", "send a seat token or a seat field")
+        seat = body_seat
+    assert move is not None
     verdict = games().validate(orjson.loads(stored.state), seat, move)
     return with_etag(json_response(verdict), stored.version)
 

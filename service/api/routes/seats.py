@@ -14,23 +14,17 @@ import hashlib
 import hmac
 
 import orjson
-from flask import Blueprint, Response, current_app, request
+from flask import Blueprint, Response, request
 
 from service.referee import admin, orders, tokens
-from service.referee.games import Games
 from service.store import Outcome
 
-from .problems import ApiError
-from .request_parts import SEAT, game_id_of, idempotency_key
-from .responses import json_response
+from ..checks.parts import SEAT, game_id_of, games, idempotency_key
+from ..responses import ApiError, json_response
 
-seats_bp = Blueprint("v1_seats", __name__, url_prefix="/v1")
+bp = Blueprint("v1_seats", __name__, url_prefix="/v1")
 
 REISSUE_ATTEMPTS = 8
-
-
-def games() -> Games:
-    return current_app.extensions["aos.games"]
 
 
 def _names(state: bytes) -> list[str]:
@@ -46,7 +40,7 @@ def reissued_secret(admin_token: str, idempotency_key: str | None, seat: int) ->
     return base64.urlsafe_b64encode(mac.digest()).rstrip(b"=").decode()
 
 
-@seats_bp.get("/games/<game_id>/seats")
+@bp.get("/games/<game_id>/seats")
 def list_seats(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     token = admin.admin_bearer(request.headers.get("Authorization"), game_id)
@@ -59,7 +53,7 @@ def list_seats(game_id: str) -> Response:
     return json_response({"seats": seats})
 
 
-@seats_bp.post("/games/<game_id>/seats/<seat>/token")
+@bp.post("/games/<game_id>/seats/<seat>/token")
 def reissue_token(game_id: str, seat: str) -> Response:
     game_id = game_id_of(game_id)
     if not SEAT.fullmatch(seat):

@@ -9,22 +9,19 @@ from marshmallow import ValidationError, validate
 
 from service.referee import correspondence, timeline, tokens
 from service.referee.games import Applied
-from service.store import Stored
 
-from . import order_schemas
-from .problems import ApiError
-from .request_parts import (
+from ..checks import orders as order_checks
+from ..checks.parts import (
     SEAT,
-    game_id_of,
     games,
-    idempotency_key,
     if_match,
     invalid,
     json_body,
+    seat_request,
     with_etag,
 )
-from .responses import etag, json_response, raw_json
-from .schemas import Strict, StrictInt
+from ..checks.shapes import Strict, StrictInt
+from ..responses import ApiError, etag, json_response, raw_json
 
 bp = Blueprint("v1_async", __name__, url_prefix="/v1")
 
@@ -42,17 +39,6 @@ class EmptySchema(Strict):
 
 TAKEBACK = TakebackSchema()
 EMPTY = EmptySchema()
-
-
-def seat_request(game_id: str) -> tuple[str, int, Stored, str | None]:
-    """The game, the token's seat (checked against the game's tokens), the game as loaded and
-    the Idempotency-Key of a request that needs a seat token."""
-    token = tokens.bearer(request.headers.get("Authorization"))
-    game_id = game_id_of(game_id)
-    token, token_seat = tokens.token_game(token, game_id)
-    key = idempotency_key()
-    stored = games().load(game_id)
-    return game_id, games().authenticate(stored, token, token_seat), stored, key
 
 
 def body_of(schema: Strict, *, optional: bool = False) -> dict:
@@ -73,7 +59,8 @@ def moved(applied: Applied) -> Response:
 
 @bp.post("/games/<game_id>/undo")
 def undo(game_id: str) -> Response:
-    game_id, seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
     return moved(correspondence.undo(games(), game_id, seat, if_match=if_match(),
                                  idempotency_key=key, stored=stored))
@@ -81,7 +68,8 @@ def undo(game_id: str) -> Response:
 
 @bp.post("/games/<game_id>/takeback")
 def propose_takeback(game_id: str) -> Response:
-    game_id, seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     to_version = body_of(TAKEBACK)["to_version"]
     return moved(correspondence.propose_takeback(games(), game_id, seat, to_version,
                                              if_match=if_match(),
@@ -90,7 +78,8 @@ def propose_takeback(game_id: str) -> Response:
 
 @bp.post("/games/<game_id>/takeback/accept")
 def accept_takeback(game_id: str) -> Response:
-    game_id, seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
     return moved(correspondence.answer_takeback(games(), game_id, seat, True,
                                             if_match=if_match(),
@@ -99,7 +88,8 @@ def accept_takeback(game_id: str) -> Response:
 
 @bp.post("/games/<game_id>/takeback/decline")
 def decline_takeback(game_id: str) -> Response:
-    game_id, seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
     return moved(correspondence.answer_takeback(games(), game_id, seat, False,
                                             if_match=if_match(),
@@ -113,7 +103,8 @@ def decline_takeback(game_id: str) -> Response:
 def resign(game_id: str) -> Response:
     """The token's seat leaves the game, as if eliminated: a move of the game (timeline.RESIGN),
     made through the same compare-and-set as `POST …/moves`."""
-    game_id, seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
     applied = games().apply(game_id, seat, {"type": timeline.RESIGN},
                             if_match=if_match(),
@@ -134,7 +125,8 @@ def own_seat(path_seat: str, seat: int) -> None:
 
 @bp.get("/games/<game_id>/seats/<seat>/orders")
 def get_orders(game_id: str, seat: str) -> Response:
-    game_id, token_seat, stored, _ = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, token_seat, stored, _ = asked.game_id, asked.seat, asked.stored, asked.key
     own_seat(seat, token_seat)
     body = {"seat": token_seat, "orders": correspondence.read_orders(stored, token_seat)}
     return json_response(body, headers=PRIVATE)
@@ -142,10 +134,11 @@ def get_orders(game_id: str, seat: str) -> Response:
 
 @bp.put("/games/<game_id>/seats/<seat>/orders")
 def put_orders(game_id: str, seat: str) -> Response:
-    game_id, token_seat, stored, key = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, token_seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     own_seat(seat, token_seat)
     try:
-        standing = order_schemas.load_orders(json_body())
+        standing = order_checks.load_orders(json_body())
     except ValidationError as exc:
         raise invalid(exc) from None
     applied = correspondence.set_orders(games(), game_id, token_seat, standing,
@@ -156,7 +149,8 @@ def put_orders(game_id: str, seat: str) -> Response:
 
 @bp.delete("/games/<game_id>/seats/<seat>/orders")
 def delete_orders(game_id: str, seat: str) -> Response:
-    game_id, token_seat, stored, _ = seat_request(game_id)
+    asked = seat_request(game_id)
+    game_id, token_seat, stored, _ = asked.game_id, asked.seat, asked.stored, asked.key
     own_seat(seat, token_seat)
     correspondence.clear_orders(games(), game_id, token_seat, stored=stored)
     return json_response({"seat": token_seat, "orders": []}, headers=PRIVATE)

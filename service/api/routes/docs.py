@@ -11,9 +11,9 @@ from importlib.resources import files
 
 from flask import Blueprint, Response
 
-from .problems import ApiError
+from ..responses import ApiError
 
-docs_bp = Blueprint("v1_docs", __name__, url_prefix="/v1")
+bp = Blueprint("v1_docs", __name__, url_prefix="/v1")
 
 # Swagger UI's files the page loads, and their types; nothing else of the package is served.
 ASSETS = {
@@ -62,13 +62,13 @@ def _asset(name: str) -> bytes:
     return files("flask_swagger_ui").joinpath("dist", name).read_bytes()
 
 
-@docs_bp.get("/docs")
+@bp.get("/docs")
 def docs_page() -> Response:
     return Response(PAGE, content_type="text/html; charset=utf-8",
                     headers={"Content-Security-Policy": DOCS_CSP, "X-Frame-Options": "DENY"})
 
 
-@docs_bp.get("/docs/<asset>")
+@bp.get("/docs/<asset>")
 def docs_asset(asset: str) -> Response:
     if asset == "docs-init.js":
         body = INIT.encode()

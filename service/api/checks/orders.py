@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 from service.engine.layout import Move
 from service.referee.orders import MAX_BID, MAX_ORDERS
 
-from .schemas import ACTIONS, Strict, StrictInt, choice
+from .shapes import ACTIONS, Strict, StrictInt, choice
 
 
 def _order_schema(kind: str, **extra: fields.Field) -> Schema:
