@@ -197,8 +197,9 @@ def api_room_of(module: str) -> str | None:
 
 def test_the_api_rooms_import_only_lower_rooms() -> None:
     rank = {room: n for n, layer in enumerate(API_ROOMS) for room in layer}
+    api = SERVICE / "api"
     rooms = {path.stem if path.is_file() else path.name
-             for path in (SERVICE / "api").iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
+             for path in api.iterdir() if path.suffix == ".py" or (path / "__init__.py").exists()}
     assert rooms - {"pages"} <= set(rank), f"a room of api not in API_ROOMS: {rooms - set(rank)}"
     upward = [i for i in project_imports()
               if api_room_of(i.module) in rank and api_room_of(i.target) in rank
