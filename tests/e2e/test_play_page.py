@@ -35,12 +35,14 @@ def test_four_seats_play_a_seeded_game_to_the_end_by_clicking(service_url: str, 
     game = api.create_game({"map": "rust_belt", "players": [{"name": n} for n in NAMES], "seed": "play-page"})
     gid, tokens = game.game_id, {s.seat: s.token for s in game.seats}
 
-    context = browser.new_context()
+    # A context per seat, as four players on four machines: one context shares one connection
+    # pool (Chromium's six connections a host), which the four pages' event streams would fill.
+    contexts = [browser.new_context() for _ in range(4)]
     urls: list[str] = []
     problems: list[str] = []
     pages = {}
     for seat in range(4):
-        page = context.new_page()
+        page = contexts[seat].new_page()
         page.on("request", lambda r: urls.append(r.url))
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
@@ -116,7 +118,8 @@ def test_four_seats_play_a_seeded_game_to_the_end_by_clicking(service_url: str, 
     # The tokens went in headers only.
     assert not [u for u in urls if any(t in u for t in tokens.values())]
     assert problems == [], problems
-    context.close()
+    for context in contexts:
+        context.close()
 
 
 def test_a_token_pasted_in_seats_the_page(service_url: str, browser) -> None:  # type: ignore[no-untyped-def]
