@@ -1,4 +1,4 @@
-"""The request checks (service/api/schemas.py, marshmallow) take exactly the move shapes of
+"""The request checks (service/api/checks/shapes.py, marshmallow) take exactly the move shapes of
 openapi.yaml: for every move type, examples made from the contract's own schema, valid ones at each
 bound and value and invalid ones breaking one constraint each (a missing or unknown field, a wrong
 type, a value past a bound, outside an enum or a pattern, a list too short or too long, a bad
@@ -16,7 +16,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from marshmallow import ValidationError
 
-from service.api import schemas
+from service.api.checks import shapes as schemas
 
 SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
 COMPONENTS = SPEC["components"]["schemas"]
