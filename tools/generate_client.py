@@ -243,7 +243,10 @@ class Generator:
         if "const" in schema:
             return T(f"Literal[{literal(schema['const'])}]")
         if "enum" in schema:
-            return T("Literal[" + ", ".join(literal(v) for v in schema["enum"]) + "]")
+            # null among the values makes the field nullable (`Literal["random"] | None`).
+            values = [v for v in schema["enum"] if v is not None]
+            enum = T("Literal[" + ", ".join(literal(v) for v in values) + "]")
+            return enum.optional() if None in schema["enum"] else enum
         if "allOf" in schema:
             if len(schema["allOf"]) == 1:
                 return self.type_of(schema["allOf"][0], context)

@@ -38,6 +38,8 @@ from .models import (
     SeatList,
     SeatOrders,
     SeatToken,
+    SimulateRequest,
+    SimulateResult,
     TakebackRequest,
     Usage,
     Verdict,
@@ -1000,6 +1002,54 @@ class AosClient(Replays, LiveUpdates, Transport):
             timeout=timeout,
         )
         return OrdersSet.from_dict(data)
+
+    def simulate(
+        self,
+        game_id: GameId,
+        body: SimulateRequest | Mapping[str, Any],
+        *,
+        token: str | None = None,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> SimulateResult:
+        """What-if; plays a sequence of moves on a copy of the game and changes nothing.
+
+        Plays `moves` (each a seat and its move, in order, any seats) from the game's current
+        version or the earlier `from_version`, on a copy: nothing is written, and the game's
+        version, view and history stay as they were. The answer lists each step with its events (in
+        words, as history entries are) and the view after the last step: the view the game would
+        show had those moves been applied now (its `version` is `from_version` plus the steps
+        played; programmed orders are not carried out). A random step (the growth dice, the
+        Production draw, a shuffle, a map's own draws) is met as `random` says: - `stop` (the
+        default): the run stops at the first one, as `moves/validate` does. That step is the last
+        one listed, with the events before its draw, and is not played: `stops_at` is `random` and
+        `game` is the view before it. - `sample`: each draw is sampled from a generator seeded by
+        `seed` alone (one is chosen and answered in `seed` when none is sent), independent of the
+        game's secret seed: the same seed and moves give the same answer on any game in the same
+        public state. - `expect`: like `stop`, and `expect` lists that draw's outcomes with their
+        probabilities (at most 16, the likeliest first). No answer, in any mode, depends on the
+        game's secret seed: it never tells the real game's next draw. No token is needed (the answer
+        holds only what anyone may see); a seat token, if sent, is checked like on `POST …/moves`
+        and gives the request that seat's rate-limit allowance (the `writes` rate limit, as
+        `moves/validate`). Bounds: at most 50 moves a request (`AOS_SIMULATE_MAX_MOVES`; more is
+        `413 SIMULATE_MOVES_CAP` with `max_moves`, before any is read) and 250 ms of CPU time for
+        the moves, checked after each move (`AOS_SIMULATE_CPU_MS`; past it `413 SIMULATE_CPU_CAP`
+        with `cpu_ms`). A `from_version` that is not a version of the game (0 to the current one) is
+        `400 BAD_FROM_VERSION` with the current `version`. An illegal step is `422` with the rule's
+        `code` and the step's `index`. The `ETag` is the game's current version.
+
+        `POST /v1/games/{game_id}/simulate` (operationId `simulate`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/simulate",
+            body=body,
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return SimulateResult.from_dict(data)
 
     def undo_move(
         self,

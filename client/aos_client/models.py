@@ -1171,7 +1171,7 @@ class Problem(Model):
     # For validation failures, the messages by field.
     errors: dict[str, Any] | None = None
     version: Version | None = None
-    # The failing move of a replayed record.
+    # The failing move of a replayed record, or step of a simulation.
     index: int | None = None
     # Rule codes about a hex (`OFF_MAP`, `NOT_BUILDABLE`, `NOT_CONNECTED`, …): the hex at fault.
     hex: Hex | None = None
@@ -1484,6 +1484,80 @@ class SharesIssuedEvent(Event):
     # the cash the shares brought ($5 each)
     cash: int
     text: Text | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SimulateExpectation(Model):
+    """The next random step's outcomes (the `expect` mode): its kind (`die`, `cube`, or another of the
+    engine's draws), the likeliest outcomes first (at most 16), and whether they are all listed.
+    """
+
+    kind: Literal["die", "cube", "shuffle", "pick"]
+    outcomes: list[SimulateOutcome]
+    complete: bool
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SimulateOutcome(Model):
+    """One outcome of a random step and its probability."""
+
+    # A die's face (1-6), a cube's colour, or a shuffle's or a map draw's pick.
+    outcome: int | str
+    probability: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SimulateRequest(Model):
+    """A what-if: the moves to play by seats, the version to start from (the current one when absent or
+    null), how random steps are met, and the sample mode's seed.
+    """
+
+    # The moves in order, any seats (a resignation is `{"type": "resign"}`). At most 50
+    # (`AOS_SIMULATE_MAX_MOVES`): more is `413 SIMULATE_MOVES_CAP`.
+    moves: list[RecordMove]
+    # Play from this version of the game (0 to the current one; else `400 BAD_FROM_VERSION`). Absent
+    # or null: the current version.
+    from_version: int | None = None
+    # How a random step is met: `stop` (the default), `sample` or `expect`.
+    random: Literal["stop", "sample", "expect"] | None = None
+    # The sample mode's seed (the other modes ignore it). Absent or null: one is chosen and
+    # answered.
+    seed: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SimulateResult(Model):
+    """A simulation's answer: the version it started from, each step with its events, where it stopped
+    (`random`: at a random step, which is the last step listed and is not played; null: every step
+    was played), the view after the last step played, and, by mode, the next draw's outcomes
+    (`expect`) or the seed sampled from (`sample`).
+    """
+
+    from_version: Version
+    steps: list[SimulateStep]
+    stops_at: Literal["random"] | None
+    game: GameView
+    expect: SimulateExpectation | None = None
+    # The `sample` mode's seed: the one sent, or the one chosen.
+    seed: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SimulateStep(Model):
+    """One step of a simulation, as a history entry tells it."""
+
+    seat: Seat
+    move: RecordedMove
+    # What the step did; for the step a run stopped at (`stops_at`), only what comes before its
+    # draw.
+    events: list[Event]
+    # The step in words: who did what, naming places as players do.
+    text: Text
     extra: dict[str, Any] = field(default_factory=dict)
 
 

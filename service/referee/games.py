@@ -546,15 +546,12 @@ class Games:
         words.Teller.of(state).events(verdict.get("effects", []))
         return verdict
 
-    def simulate(self, game_id: str, question: whatif.Question,
-                 token: tuple[str, int] | None = None) -> tuple[int, bytes]:
+    def simulate(self, game_id: str, question: whatif.Question) -> tuple[int, bytes]:
         """What-if (whatif.py): the question's moves played on a copy of the game at its
-        current version or `from_version`; nothing is written. A seat `token` (token, seat),
-        when given, is verified first. Returns the game's current version and the answer."""
+        current version or `from_version`; nothing is written. Returns the game's current
+        version and the answer."""
         whatif.check_count(len(question.moves), self.settings)
         stored = self.load(game_id, with_view=True)
-        if token is not None:
-            self.authenticate(stored, *token)
         start = whatif.start_version(question.from_version, stored.version)
         entries: list[dict] = []
         if start == stored.version:

@@ -11,13 +11,13 @@ from typing import Any
 from flask import Response, current_app, g, request
 from marshmallow import ValidationError
 
-from service.referee import tokens
+from service.referee import tokens, whatif
 from service.referee.games import Games
 from service.store import Stored
 
 from ..plumbing import bodies
 from ..responses import ApiError, etag, strong_tags, well_formed_etags
-from .shapes import UnknownMoveType, load_move
+from .shapes import UnknownMoveType, load_move, load_simulate
 
 GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SEAT = re.compile(r"[0-5]")
@@ -77,6 +77,17 @@ def if_match() -> str | None:
 def read_move() -> tuple[dict, int | None]:
     try:
         return load_move(json_body())
+    except ValidationError as exc:
+        raise invalid(exc) from None
+
+
+def read_simulation() -> whatif.Question:
+    """A what-if's body; more moves than one plays are refused before any is read."""
+    body = json_body()
+    if isinstance(body, dict) and isinstance(body.get("moves"), list):
+        whatif.check_count(len(body["moves"]), games().settings)
+    try:
+        return load_simulate(body)
     except ValidationError as exc:
         raise invalid(exc) from None
 

@@ -12,7 +12,7 @@ from typing import Any
 from marshmallow import RAISE, Schema, ValidationError, fields, validate
 
 from service.engine import game
-from service.referee import bots, clocks
+from service.referee import bots, clocks, whatif
 
 from ..responses import ApiError
 from .names import validate_name
@@ -326,8 +326,24 @@ class ImportGameSchema(Strict):
     private = StrictBool()
 
 
+class SimulateStepSchema(Strict):
+    seat = seat_field(required=True)
+    move = MoveField(required=True)
+
+
+class SimulateSchema(Strict):
+    """POST …/simulate: the moves by seats (how many is bounded before they are read:
+    referee/whatif.check_count), where to start, and how a random step is met."""
+
+    moves = fields.List(fields.Nested(SimulateStepSchema), required=True)
+    from_version = StrictInt(allow_none=True, load_default=None)
+    random = choice(whatif.MODES, load_default="stop")
+    seed = fields.String(allow_none=True, load_default=None, validate=validate.Length(1, 200))
+
+
 NEW_GAME = NewGameSchema()
 IMPORT_GAME = ImportGameSchema()
+SIMULATE = SimulateSchema()
 
 
 def load_create(data: Any) -> dict:
@@ -335,3 +351,11 @@ def load_create(data: Any) -> dict:
     if not isinstance(data, dict):
         raise ValidationError({"_schema": ["the body is a JSON object"]})
     return (IMPORT_GAME if "record" in data else NEW_GAME).load(data)
+
+
+def load_simulate(data: Any) -> whatif.Question:
+    """A POST …/simulate body. Raises ValidationError."""
+    if not isinstance(data, dict):
+        raise ValidationError({"_schema": ["the body is a JSON object"]})
+    body = SIMULATE.load(data)
+    return whatif.Question(body["moves"], body["from_version"], body["random"], body["seed"])

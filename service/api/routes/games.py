@@ -26,6 +26,7 @@ from ..checks.parts import (
     json_body,
     precondition,
     read_move,
+    read_simulation,
     seat_request,
     with_etag,
 )
@@ -165,6 +166,20 @@ def validate_move(game_id: str) -> Response:
     assert move is not None
     verdict = games().validate(orjson.loads(stored.state), seat, move)
     return with_etag(json_response(verdict), stored.version)
+
+
+@bp.post("/games/<game_id>/simulate")
+def simulate(game_id: str) -> Response:
+    """What-if: moves played on a copy of the game (referee/whatif.py); nothing is written.
+    No token is needed (the answer holds only what anyone may see); one that is sent is
+    authenticated, so that only a real seat's token has a rate-limit bucket of its own."""
+    if request.headers.get("Authorization") is not None:
+        game_id = seat_request(game_id).game_id
+    else:
+        idempotency_key()  # checked like on every POST, then unused: nothing is written
+        game_id = game_id_of(game_id)
+    version, body = games().simulate(game_id, read_simulation())
+    return with_etag(raw_json(body), version)
 
 
 @bp.get("/games/<game_id>/history")
