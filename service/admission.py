@@ -99,8 +99,20 @@ def client_gone(environ: Mapping[str, object]) -> bool:
     sock = client_socket(environ)
     if sock is None:
         return False
+    # MSG_DONTWAIT alone is not enough: gevent's socket (gunicorn's workers set theirs blocking)
+    # answers EWOULDBLOCK by waiting for the socket to become readable, so the peek would park
+    # the long-poll until its client hung up, deaf to the move it waits for. A zero timeout
+    # makes gevent raise at once; the request's own greenlet or thread is the socket's only user.
     try:
-        return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        timeout = sock.gettimeout()
+    except OSError:
+        return True
+    try:
+        sock.settimeout(0.0)
+        try:
+            return sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        finally:
+            sock.settimeout(timeout)
     except (BlockingIOError, InterruptedError):
         return False
     except OSError:
