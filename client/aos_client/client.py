@@ -23,6 +23,8 @@ from .models import (
     GameView,
     GetHealthResponse,
     GetReadyResponse,
+    Hint,
+    HintRequest,
     HistoryEntry,
     LegalMoves,
     MapDetail,
@@ -122,6 +124,43 @@ class AosClient(Replays, LiveUpdates, Transport):
             timeout=timeout,
         )
         return MoveResult.from_dict(data)
+
+    def ask_hint(
+        self,
+        game_id: GameId,
+        body: HintRequest | Mapping[str, Any],
+        *,
+        token: str,
+        idempotency_key: str | None = None,
+        timeout: float | None = None,
+    ) -> Hint:
+        """Ask for the best moves of the seat's current decision.
+
+        The search bot (the computer's top level) searches the seat's decision and answers its top
+        moves, up to 3, best first, each with its estimated value and how much search it got. The
+        search runs in the service's worker, never in the API: the answer is `202` with the hint
+        pending and its `Location`, where `GET` reads it (long-poll it with `Prefer:
+        wait=<seconds>`). It is `200` at once when there is nothing to search (one legal move) or
+        the hint was searched already. One hint per seat and version: asking again at the same
+        version answers the same hint (searched once). `budget_ms` is the search's time (1000 when
+        left out); the host caps it (`AOS_HINT_MAX_MS`, 2000 by default) and the answer says the
+        budget used. Only the seat whose decision it is may ask (`422 NOT_YOUR_TURN`; `422
+        GAME_FINISHED` once the game is over), with its own token (`403 SEAT_MISMATCH`). A host may
+        turn hints off (`AOS_HINTS=off`): then `403 HINTS_DISABLED`. Asking is rate-limited per seat
+        token (`AOS_RATE_LIMIT_HINTS`, 10 a minute by default: `429 RATE_LIMITED`).
+
+        `POST /v1/games/{game_id}/hints` (operationId `askHint`).
+        """
+        data = self._request(
+            "POST",
+            f"/v1/games/{quote_path(game_id)}/hints",
+            body=body,
+            token=token,
+            idempotency_key=idempotency_key,
+            expect="json",
+            timeout=timeout,
+        )
+        return Hint.from_dict(data)
 
     def create_game(
         self,
@@ -426,6 +465,36 @@ class AosClient(Replays, LiveUpdates, Transport):
             timeout=timeout,
         )
         return GetHealthResponse.from_dict(data)
+
+    def get_hint(
+        self,
+        game_id: GameId,
+        hint_id: str,
+        *,
+        token: str,
+        prefer: str | None = None,
+        timeout: float | None = None,
+    ) -> Hint:
+        """A hint, pending, done or stale.
+
+        With the token of the seat that asked. `pending` while the worker searches; `done` with the
+        moves; `stale` once the game has moved past the hint's version (its moves are then no longer
+        given). With `Prefer: wait=<seconds>` a pending hint is held until it is done or stale, or
+        the wait runs out (at most 60 s; `Preference-Applied` says how long); the answer is `200`
+        either way. A hint never asked for, or lapsed (`AOS_HINT_TTL`, 600 s), is `404
+        HINT_NOT_FOUND`.
+
+        `GET /v1/games/{game_id}/hints/{hint_id}` (operationId `getHint`).
+        """
+        data = self._request(
+            "GET",
+            f"/v1/games/{quote_path(game_id)}/hints/{quote_path(hint_id)}",
+            headers={"Prefer": prefer},
+            token=token,
+            expect="json",
+            timeout=timeout,
+        )
+        return Hint.from_dict(data)
 
     def get_history(self, game_id: GameId, *, timeout: float | None = None) -> list[HistoryEntry]:
         """Every applied move, in order.

@@ -707,6 +707,47 @@ class HexTrackTrack(Model):
 
 
 @dataclass(kw_only=True)
+class Hint(Model):
+    """A hint: `pending` while searched, `done` with up to 3 moves (best first), `stale` once the game
+    has moved past `version` (then `moves` is empty). Each move is in the form `POST …/moves` takes
+    (with the listing's read-only extras), its `text`, its `value` (the search's estimate for the
+    seat: a smooth share of first place, from 0 to 1; `null` when there was nothing to search) and
+    its `visits` (the simulations that went through it: how much search it got).
+    """
+
+    hint_id: str
+    status: Literal["pending", "done", "stale"]
+    # The version whose decision the hint is of.
+    version: Version
+    seat: Seat
+    # The search's time as capped by the host (0 when nothing was searched).
+    budget_ms: int | None
+    moves: list[HintMove]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class HintMove(Model):
+    """One of a hint's moves."""
+
+    move: Move
+    text: str
+    value: float | None
+    visits: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class HintRequest(Model):
+    """A hint of the seat's current decision: the token's seat, and the search's time."""
+
+    seat: Seat
+    # The search's time in milliseconds (1000 when left out); the host caps it.
+    budget_ms: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
 class ImportGame(CreateGameRequest):
     """A record to replay into a new game, move by move (each checked as if played)."""
 

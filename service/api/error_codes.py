@@ -76,6 +76,9 @@ API_CODES: dict[str, ApiCode] = {
     "MAP_NOT_FOUND": ApiCode(404, "no map has that id"),
     "NOT_FOUND": ApiCode(404, "no resource at that path"),
     "WEBHOOK_NOT_FOUND": ApiCode(404, "the seat has no webhook of that id in this game (or it was deleted)"),
+    "HINT_NOT_FOUND": ApiCode(
+        404, "no hint of that id: never asked for at that version, or lapsed (`AOS_HINT_TTL`)"),
+    "HINTS_DISABLED": ApiCode(403, "the host has turned hints off (`AOS_HINTS=off`)"),
     "METHOD_NOT_ALLOWED": ApiCode(405, "the path takes other methods", headers=("Allow",)),
     "VERSION_MISMATCH": ApiCode(
         412, "`If-Match` names a version the game is no longer at: nothing was applied",

@@ -59,6 +59,18 @@ class Settings:
     # Random games played on every map when the app is made, once per process, so that a new
     # worker's first build listings find the common surroundings worked out (engine/warm.py).
     warm_up_games: int = 1
+    # Hints (referee/hints.py): searched by the worker, never here. AOS_HINTS=off turns them
+    # off (403 HINTS_DISABLED); a hint searches its `budget_ms` (hint_default_ms when not
+    # given), at most hint_max_ms; its answer is kept hint_ttl seconds.
+    hints: bool = True
+    hint_default_ms: int = 1000
+    hint_max_ms: int = 2000
+    hint_ttl: int = 600
+    rate_limit_hints: str = "10/minute;100/hour"  # hint requests, per seat token
+
+    def __post_init__(self) -> None:
+        if self.hint_default_ms < 1 or self.hint_max_ms < 1:
+            raise ValueError("AOS_HINT_DEFAULT_MS and AOS_HINT_MAX_MS are at least 1")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -78,12 +90,16 @@ class Settings:
             "tenant_open_streams": "AOS_TENANT_OPEN_STREAMS",
             "tenant_webhooks": "AOS_TENANT_WEBHOOKS",
             "deleted_ttl": "AOS_DELETED_TTL",
+            "hint_default_ms": "AOS_HINT_DEFAULT_MS",
+            "hint_max_ms": "AOS_HINT_MAX_MS",
+            "hint_ttl": "AOS_HINT_TTL",
         }
         values: dict[str, Any] = {field: int(env[var]) for field, var in names.items() if var in env}
         texts = {
             "rate_limit_create": "AOS_RATE_LIMIT_CREATE",
             "rate_limit_import": "AOS_RATE_LIMIT_IMPORT",
             "rate_limit_writes": "AOS_RATE_LIMIT_WRITES",
+            "rate_limit_hints": "AOS_RATE_LIMIT_HINTS",
             "rate_limit_strategy": "AOS_RATE_LIMIT_STRATEGY",
             "rate_limit_exempt": "AOS_RATE_LIMIT_EXEMPT",
             "trusted_proxies": "FORWARDED_ALLOW_IPS",
@@ -92,6 +108,8 @@ class Settings:
         values.update({field: env[var] for field, var in texts.items() if env.get(var, "").strip()})
         if env.get("AOS_RATE_LIMITS", "").strip():
             values["rate_limits"] = env["AOS_RATE_LIMITS"].strip().lower() not in ("off", "0", "false", "no")
+        if env.get("AOS_HINTS", "").strip():
+            values["hints"] = env["AOS_HINTS"].strip().lower() not in ("off", "0", "false", "no")
         storage = env.get("AOS_RATE_LIMIT_STORAGE") or env.get("REDIS_URL")
         if storage:
             values["rate_limit_storage"] = storage

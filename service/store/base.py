@@ -127,6 +127,9 @@ class Delivery:
     game_id: str
     job: bytes
     lease: float = 0.0
+    # Which of the worker's queues it is in: "webhooks" (deliveries), or "searches" (hints the
+    # worker searches: service/referee/hints.py). The queues work alike, each with its own keys.
+    queue: str = "webhooks"
 
 
 class GameStore(ABC):
@@ -303,12 +306,14 @@ class GameStore(ABC):
 
     @abstractmethod
     def queue_deliveries(self, deliveries: Sequence[Delivery], due: float) -> int:
-        """Queues webhook deliveries, due at `due` (unix time), each in its game's shard; one
-        whose id is queued already is left as it is. Returns how many were queued."""
+        """Queues webhook deliveries (or searches: each in its `queue`), due at `due` (unix
+        time), each in its game's shard; one whose id is queued already is left as it is.
+        Returns how many were queued."""
 
     @abstractmethod
-    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
-        """Takes up to `limit` deliveries due by `now`, earliest first within a shard: each is
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100,
+                         queue: str = "webhooks") -> list[Delivery]:
+        """Takes up to `limit` deliveries of `queue` due by `now`, earliest first within a shard: each is
         held until `lease` (unix time) in the same atomic step; after that (its worker died) it
         is due again and another worker takes it."""
 
@@ -320,8 +325,8 @@ class GameStore(ABC):
         the claim no longer holds (another worker took it over). Whether it did."""
 
     @abstractmethod
-    def delivery_backlog(self, now: float) -> tuple[int, int]:
-        """(deliveries queued or in flight, deliveries due by `now`), over every shard."""
+    def delivery_backlog(self, now: float, queue: str = "webhooks") -> tuple[int, int]:
+        """(deliveries of `queue` queued or in flight, those due by `now`), over every shard."""
 
     @abstractmethod
     def ping(self) -> None:

@@ -61,12 +61,23 @@ class ShardKeys:
     events: str  # sharded pub/sub channel: "<game id> <version>" after every new version
     deliveries: str  # sorted set: webhook delivery id -> the unix time it is due (or its claim ends)
     delivery_jobs: str  # hash: webhook delivery id -> what to send (opaque to the store)
+    searches: str  # sorted set: search (hint) id -> the unix time it is due (or its claim ends)
+    search_jobs: str  # hash: search id -> what to search (opaque to the store)
+
+    def queue(self, name: str) -> tuple[str, str]:
+        """The sorted set and the hash of one of the worker's queues: webhooks or searches."""
+        if name == "webhooks":
+            return self.deliveries, self.delivery_jobs
+        if name == "searches":
+            return self.searches, self.search_jobs
+        raise ValueError(f"no queue {name!r}")
 
 
 def shard_keys(shard: int, prefix: str = PREFIX) -> ShardKeys:
     tag = shard_tag(shard, prefix)
     return ShardKeys(outbox=f"{tag}:outbox", clocks=f"{tag}:clocks", events=f"{tag}:events",
-                     deliveries=f"{tag}:deliveries", delivery_jobs=f"{tag}:delivery-jobs")
+                     deliveries=f"{tag}:deliveries", delivery_jobs=f"{tag}:delivery-jobs",
+                     searches=f"{tag}:searches", search_jobs=f"{tag}:search-jobs")
 
 
 def create_record_key(shard: int, digest: str, prefix: str = PREFIX) -> str:

@@ -134,8 +134,8 @@ class MemoryStore(GameStore):
         self._tombstones = _Expiring[bytes](clock)  # purged games: (game id, "")
         self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
         self._clocks: dict[str, float] = {}
-        # webhook deliveries: id -> (due or claimed until, the delivery as queued)
-        self._deliveries: dict[str, tuple[float, Delivery]] = {}
+        # webhook deliveries and searches: (queue, id) -> (due or claimed until, the delivery as queued)
+        self._deliveries: dict[tuple[str, str], tuple[float, Delivery]] = {}
         self._listeners: list[Listener] = []
         self._ops = itertools.count(1)
 
@@ -450,39 +450,43 @@ class MemoryStore(GameStore):
         with self._lock:
             added = 0
             for delivery in deliveries:
-                if delivery.id not in self._deliveries:
-                    self._deliveries[delivery.id] = (due, delivery)
+                if (delivery.queue, delivery.id) not in self._deliveries:
+                    self._deliveries[delivery.queue, delivery.id] = (due, delivery)
                     added += 1
             return added
 
-    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100,
+                         queue: str = "webhooks") -> list[Delivery]:
         with self._lock:
-            due = sorted((at, delivery_id) for delivery_id, (at, _) in self._deliveries.items()
-                         if at <= now)[:limit]
+            due = sorted((at, key) for key, (at, _) in self._deliveries.items()
+                         if at <= now and key[0] == queue)[:limit]
             claimed = []
-            for _, delivery_id in due:
-                queued = self._deliveries[delivery_id][1]
-                held = Delivery(queued.id, queued.game_id, queued.job, lease)
-                self._deliveries[delivery_id] = (lease, held)
+            for _, key in due:
+                queued = self._deliveries[key][1]
+                held = Delivery(queued.id, queued.game_id, queued.job, lease, queue)
+                self._deliveries[key] = (lease, held)
                 claimed.append(held)
             return claimed
 
     def finish_delivery(self, delivery: Delivery, retry_at: float | None = None,
                         job: bytes | None = None) -> bool:
         with self._lock:
-            held = self._deliveries.get(delivery.id)
+            key = (delivery.queue, delivery.id)
+            held = self._deliveries.get(key)
             if held is None or held[0] != delivery.lease:
                 return False
             if retry_at is None:
-                del self._deliveries[delivery.id]
+                del self._deliveries[key]
             else:
-                queued = Delivery(delivery.id, delivery.game_id, job if job is not None else held[1].job)
-                self._deliveries[delivery.id] = (retry_at, queued)
+                queued = Delivery(delivery.id, delivery.game_id, job if job is not None else held[1].job,
+                                  queue=delivery.queue)
+                self._deliveries[key] = (retry_at, queued)
             return True
 
-    def delivery_backlog(self, now: float) -> tuple[int, int]:
+    def delivery_backlog(self, now: float, queue: str = "webhooks") -> tuple[int, int]:
         with self._lock:
-            return len(self._deliveries), sum(1 for at, _ in self._deliveries.values() if at <= now)
+            held = [at for key, (at, _) in self._deliveries.items() if key[0] == queue]
+            return len(held), sum(1 for at in held if at <= now)
 
     def ping(self) -> None:
         return None

@@ -785,37 +785,37 @@ class RedisStore(GameStore):
     # -- webhook deliveries ---------------------------------------------------------------------
 
     def queue_deliveries(self, deliveries: Sequence[Delivery], due: float) -> int:
-        by_shard: dict[int, list[object]] = {}
+        by_shard: dict[tuple[int, str], list[object]] = {}
         for delivery in deliveries:
             # The hash holds the game's id before the job, so a claim knows the delivery's game.
             stored = delivery.game_id.encode() + b"\n" + delivery.job
-            by_shard.setdefault(shard_of(delivery.game_id), []).extend([delivery.id, stored])
+            place = (shard_of(delivery.game_id), delivery.queue)
+            by_shard.setdefault(place, []).extend([delivery.id, stored])
         if not by_shard:
             return 0
 
         def queue(client: Client) -> int:
             calls = []
-            for shard, pairs in by_shard.items():
-                keys = shard_keys(shard, self._prefix)
-                keyset = [keys.deliveries, keys.delivery_jobs]
+            for (shard, name), pairs in by_shard.items():
+                keyset = list(shard_keys(shard, self._prefix).queue(name))
                 calls.append((self._queue_deliveries, keyset, [repr(due), *pairs]))
             # Idempotent per delivery id: a retry after a lost reply queues nothing twice.
             return sum(_each_shard(client, calls))
 
         return self._run("deliveries", queue)
 
-    def claim_deliveries(self, now: float, lease: float, limit: int = 100) -> list[Delivery]:
+    def claim_deliveries(self, now: float, lease: float, limit: int = 100,
+                         queue: str = "webhooks") -> list[Delivery]:
         def claim(client: Client) -> list[Delivery]:
             calls = []
             for n in range(SHARDS):
-                keys = shard_keys(n, self._prefix)
-                calls.append((self._claim_deliveries, [keys.deliveries, keys.delivery_jobs],
+                calls.append((self._claim_deliveries, list(shard_keys(n, self._prefix).queue(queue)),
                               [repr(now), repr(lease), limit]))
             claimed = []
             for reply in _each_shard(client, calls, empty=[]):
                 for i in range(0, len(reply), 2):
                     game_id, job = reply[i + 1].split(b"\n", 1)
-                    claimed.append(Delivery(_text(reply[i]), game_id.decode(), job, lease))
+                    claimed.append(Delivery(_text(reply[i]), game_id.decode(), job, lease, queue))
             return claimed
 
         claimed = self._run("deliveries", claim)
@@ -826,17 +826,17 @@ class RedisStore(GameStore):
 
     def finish_delivery(self, delivery: Delivery, retry_at: float | None = None,
                         job: bytes | None = None) -> bool:
-        keys = shard_keys(shard_of(delivery.game_id), self._prefix)
+        keyset = list(shard_keys(shard_of(delivery.game_id), self._prefix).queue(delivery.queue))
         stored = delivery.game_id.encode() + b"\n" + job if job is not None else b""
         args = [delivery.id, repr(float(delivery.lease)), _deadline_arg(retry_at), stored]
         return bool(self._run("deliveries", lambda c: self._finish_delivery(
-            keys=[keys.deliveries, keys.delivery_jobs], args=args, client=c)))
+            keys=keyset, args=args, client=c)))
 
-    def delivery_backlog(self, now: float) -> tuple[int, int]:
+    def delivery_backlog(self, now: float, queue: str = "webhooks") -> tuple[int, int]:
         def backlog(client: Client) -> tuple[int, int]:
             pipe = client.pipeline(transaction=False)
             for n in range(SHARDS):
-                key = shard_keys(n, self._prefix).deliveries
+                key = shard_keys(n, self._prefix).queue(queue)[0]
                 pipe.zcard(key)
                 pipe.zcount(key, "-inf", now)
             replies = pipe.execute()

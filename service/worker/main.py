@@ -35,6 +35,7 @@ from . import metrics
 from .clocks import ClockJob
 from .computer import Computer, SearchPool
 from .config import WorkerSettings
+from .hints import HintJob
 from .webhooks import WebhookDeliveries, WebhookOutbox
 
 log = logging.getLogger("service.worker")
@@ -65,6 +66,7 @@ class QueueGauges:
         running, ran_out = self.store.clock_backlog(now)
         metrics.QUEUE_DEPTH.labels(queue="clocks").set(running)
         metrics.QUEUE_DEPTH.labels(queue="clocks_due").set(ran_out)
+        metrics.QUEUE_DEPTH.labels(queue="hints").set(self.store.delivery_backlog(now, queue="searches")[0])
         return 0  # sampling is not work: it never keeps the loop from resting
 
 
@@ -86,6 +88,7 @@ def build_jobs(games: Games, settings: WorkerSettings, consumer: str) -> list[Jo
     return [
         ClockJob(games, lease_seconds=settings.clock_lease_seconds, per_shard=settings.clocks_per_shard,
                  computer=computer),
+        HintJob(games, searches),
         WebhookOutbox(store, consumer, claim_idle_ms=settings.claim_idle_ms),
         WebhookDeliveries(store, settings, private_ok=addresses.allow_private(), ledger=ledger),
         *archive.jobs(store, games.settings, consumer=consumer, claim_idle_ms=settings.claim_idle_ms),

@@ -9,7 +9,7 @@ QUEUE_DEPTH = Gauge(
     "aos_worker_queue_depth",
     "Work waiting, by queue: outbox_webhooks (changes not yet turned into deliveries), "
     "deliveries (queued or in flight), deliveries_due, clocks (games with a clock running), "
-    "clocks_due (run out, not yet played).",
+    "clocks_due (run out, not yet played), hints (queued or being searched).",
     ["queue"],
 )
 DELIVERIES = Counter(
@@ -47,4 +47,10 @@ SEARCH_SECONDS = Histogram(
     "Time of one search in the worker, by kind: bot (a computer seat's move), hint.",
     ["kind"],
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30),
+)
+HINTS = Counter(
+    "aos_hints_total",
+    "Hints the worker took: done (searched and kept), stale (the game moved on first: dropped "
+    "unsearched), failed (taken again shortly).",
+    ["outcome"],
 )

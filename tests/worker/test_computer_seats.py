@@ -131,3 +131,31 @@ def test_a_retried_create_shows_the_computer_seat_again_without_a_token(api) -> 
     assert first.status_code == 201 and again.status_code in (200, 201)
     assert again.get_json()["seats"] == first.get_json()["seats"]
     assert first.get_json()["seats"][2] == {"seat": 2, "name": "Cat", "token": None, "bot": {"level": 4}}
+
+
+def test_a_hint_is_searched_by_a_real_worker_and_read_by_long_poll(api, start_worker) -> None:
+    worker = start_worker(AOS_HINT_MAX_MS="600")
+    created = create(api, [{"name": "Ada"}, {"name": "Bob"}, {"name": "Cat"}], seed="hint-e2e")
+    game_id = created["game_id"]
+    rng = random.Random(1)
+    while True:  # to a decision with a real choice
+        view = api.view(game_id)
+        seat = view["active_seat"]
+        moves = api.legal(game_id, seat)
+        if view["phase"] == "select_action":
+            break
+        response = api.client.post(f"/v1/games/{game_id}/moves", json=rng.choice(moves), headers={
+            "Authorization": f"Bearer {created['seats'][seat]['token']}"})
+        assert response.status_code == 200
+    headers = {"Authorization": f"Bearer {created['seats'][seat]['token']}"}
+    # The API process's own settings cap the budget it records; the worker caps what it searches.
+    asked = api.client.post(f"/v1/games/{game_id}/hints", json={"seat": seat, "budget_ms": 500},
+                            headers=headers)
+    assert asked.status_code == 202, asked.get_json()
+    started = time.monotonic()
+    done = api.client.get(asked.headers["Location"], headers={**headers, "Prefer": "wait=20"}).get_json()
+    assert done["status"] == "done", done
+    assert time.monotonic() - started < 10
+    assert 1 <= len(done["moves"]) <= 3 and all(m["visits"] >= 1 for m in done["moves"])
+    assert {m["move"]["type"] for m in done["moves"]} == {"select_action"}
+    assert worker.metric("aos_hints_total", outcome="done") == 1

@@ -1,8 +1,9 @@
 """Rate limits, shared by every instance: Flask-Limiter (on the `limits` library), its counters in
 Redis when one is configured (REDIS_URL), in this process's memory otherwise.
 
-Three policies, each a list of windows (`30/minute;300/hour`), set by the environment
-(Settings): `create` (new games) and `import` (record replays) per client address, and `writes`
+Four policies, each a list of windows (`30/minute;300/hour`), set by the environment
+(Settings): `create` (new games) and `import` (record replays) per client address, `hints` (each
+a search in the worker) per seat token, and `writes`
 (moves, validations, every other POST/PUT/PATCH/DELETE under a game) per seat token, so one
 player's bot cannot spend another's allowance; a write without a token counts against its
 address. A refused request is `429 RATE_LIMITED` (problem+json) with `Retry-After`; every
@@ -35,6 +36,7 @@ from .proxies import address_in, networks
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 GAME_RULE_PREFIX = "/v1/games/<game_id>/"
 CREATE_ENDPOINT = "v1.create_game"
+HINTS_ENDPOINT = "v1_hints.ask_hint"
 KEY_PREFIX = "aos:v1:ratelimit"
 # redis-py's schemes as REDIS_URL spells them -> the `limits` storage schemes.
 STORAGE_SCHEMES = {"redis+cluster": "redis+cluster", "rediss+cluster": "redis+cluster"}
@@ -106,6 +108,7 @@ class RateLimits:
             "create": settings.rate_limit_create,
             "import": settings.rate_limit_import,
             "writes": settings.rate_limit_writes,
+            "hints": settings.rate_limit_hints,
         }
         # RateLimit-Policy is the configuration: written once, looked up nowhere.
         self.fields = {
@@ -135,6 +138,10 @@ class RateLimits:
         writes = self.limiter.shared_limit(
             self.policies["writes"], scope="writes", key_func=writer_key, methods=list(WRITE_METHODS)
         )
+        # Each hint asked for is a search in the worker: a seat's allowance of them is its own.
+        if HINTS_ENDPOINT in views:
+            hints = self.limiter.limit(self.policies["hints"], key_func=writer_key, scope="hints")
+            views[HINTS_ENDPOINT] = hints(views[HINTS_ENDPOINT])
         for rule in app.url_map.iter_rules():
             if rule.rule.startswith(GAME_RULE_PREFIX) and set(rule.methods or ()) & set(WRITE_METHODS):
                 views[rule.endpoint] = writes(views[rule.endpoint])

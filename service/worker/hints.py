@@ -1,0 +1,93 @@
+"""The hint job: takes the searches the API queued (service/referee/hints.py) and runs each in a
+search thread of this worker, for the hint's budget and never more than the host's cap.
+
+A search is claimed under a lease (the cap and a margin): a worker killed mid-search lets it run
+out, and another takes the hint over. A hint whose game has moved on by the time it is taken is
+dropped unsearched: its answer would be stale before it was given.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+
+import orjson
+
+from service.engine import game
+from service.referee import hints
+from service.referee.games import Games
+from service.sim.search import Budget, search
+from service.store import Delivery
+
+from . import metrics
+from .computer import SearchPool
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 2.0  # a search that failed (the store away) is taken again this much later
+LEASE_MARGIN_SECONDS = 10.0  # beyond the cap: the candidates' and the answer's own time
+
+
+class HintJob:
+    name = "hints"
+
+    def __init__(self, games: Games, pool: SearchPool, now: Callable[[], float] = time.time) -> None:
+        self.games = games
+        self.store = games.store
+        self.settings = games.settings
+        self.pool = pool
+        self.now = now
+
+    def run_once(self) -> int:
+        free = self.pool.free()
+        if free <= 0:
+            return 0
+        now = self.now()
+        lease = now + self.settings.hint_max_ms / 1000 + LEASE_MARGIN_SECONDS
+        claimed = self.store.claim_deliveries(now, lease, free, queue=hints.QUEUE)
+        for job in claimed:
+            self.pool.submit(lambda job=job: self.answer(job))
+        return len(claimed)
+
+    def answer(self, claimed: Delivery) -> None:
+        started = time.perf_counter()
+        outcome = "failed"
+        try:
+            outcome = self._answer(claimed)
+            self.store.finish_delivery(claimed)
+        except Exception:
+            log.exception("hint failed",
+                          extra={"fields": {"event": "hint_failed", "game_id": claimed.game_id}})
+            try:
+                self.store.finish_delivery(claimed, retry_at=self.now() + RETRY_SECONDS)
+            except Exception:  # the store is away: the lease runs out and the hint is taken again
+                log.warning("could not put the hint back", extra={"fields": {"game_id": claimed.game_id}})
+        finally:
+            metrics.HINTS.labels(outcome=outcome).inc()
+            if outcome == "done":
+                metrics.SEARCH_SECONDS.labels(kind="hint").observe(time.perf_counter() - started)
+
+    def _answer(self, claimed: Delivery) -> str:
+        job = orjson.loads(claimed.job)
+        game_id, version, seat = claimed.game_id, job["version"], job["seat"]
+        stored = self.store.load(game_id)
+        if stored is None or stored.version != version:
+            return "stale"
+        state = orjson.loads(stored.state)
+        if game.active_seat(state) != seat:
+            return "stale"
+        budget = min(job["budget_ms"], self.settings.hint_max_ms)
+        # Seeded by the position, as a computer seat's search is: a hint taken over by another
+        # worker says the same (unless the time budget ends the search at another point).
+        rng = random.Random(f"{state['seed_commitment']}:{version}:{seat}:hint")
+        analysis = search(state, seat, Budget(time_ms=budget), rng, game.legal_moves(state, seat))
+        found = [(r.move, r.value, r.visits) for r in analysis.moves[:hints.TOP]]
+        hint_id = hints.hint_id_of(version, seat)
+        body = hints.answer(hint_id, "done", version, seat, budget, hints.ranked(state, seat, found))
+        self.store.keep(game_id, hints.kept_name(seat), version, body, self.settings.hint_ttl)
+        log.info("hint searched", extra={"fields": {
+            "event": "hint", "game_id": game_id, "version": version, "seat": seat,
+            "simulations": analysis.simulations, "ms": round(analysis.seconds * 1000)}})
+        return "done"
