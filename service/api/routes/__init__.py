@@ -1,8 +1,8 @@
 """The HTTP resources of openapi.yaml, a module each: games and their moves (`games`),
-correspondence play (`correspondence`: undo, takeback, orders), seats, webhooks, hints (`hints`), a tenant's games
-(`tenants`), live updates (`live`: streams, long-polls, the spectator page) and the pages (`docs`,
-`play`). Each reads its request through `..checks` and answers through `..responses`; the game
-logic is the core's (service.referee)."""
+correspondence play (`correspondence`: undo, takeback, orders), seats, webhooks, hints (`hints`),
+a tenant's games (`tenants`), live updates (`live`: streams, long-polls, the spectator page)
+and the pages (`docs`, `play`). Each reads its request through `..checks` and answers through
+`..responses`; the game logic is the core's (service.referee)."""
 
 from __future__ import annotations
 
