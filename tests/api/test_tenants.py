@@ -416,3 +416,55 @@ def test_the_listing_reads_the_archive_when_redis_lost_the_games(host_on, databa
     betas = host.client.get("/v1/games", headers=host.as_("beta")).get_json()["games"]
     assert len(betas) == 1 and betas[0]["game_id"] not in made
     archive.close()
+
+
+def test_a_tenants_open_streams_are_counted_across_instances_and_a_dead_ones_free_themselves(host_on) -> None:
+    import time
+
+    from service.api import tenancy as api_tenancy
+
+    one = host_on(tenancy="required", tenant_open_streams=2, events_heartbeat=0.05)
+    other = host_on(tenancy="required", tenant_open_streams=2, events_heartbeat=0.05)
+    game = one.create("acme")
+    path = f"/v1/games/{game['game_id']}/events"
+    first = one.client.get(path, buffered=False)
+    second = other.client.get(path, buffered=False)
+    assert (first.status_code, second.status_code) == (200, 200)
+    # Two are open, one on each instance: a third is refused on either.
+    for host in (one, other):
+        third = host.client.get(path, buffered=False)
+        assert third.status_code == 429 and third.get_json()["quota"] == "open_streams"
+        assert third.headers["RateLimit-Policy"].startswith('"open_streams";q=2')
+    first.close()
+    again = other.client.get(path, buffered=False)
+    assert again.status_code == 200
+    second.close()
+    again.close()
+    # A process that died with a stream open never gives its lease back: it runs out by itself.
+    ledger = one.app.extensions["aos.tenancy"].ledger
+    assert ledger.held("Acme", api_tenancy.STREAMS) == []
+    for n in range(2):
+        assert ledger.hold("Acme", api_tenancy.STREAMS, f"dead{n}", 2, until=time.time() + 1.0)
+    assert one.client.get(path, buffered=False).status_code == 429
+    time.sleep(1.1)
+    late = one.client.get(path, buffered=False)
+    assert late.status_code == 200
+    late.close()
+
+
+def test_a_long_stream_renews_its_lease(host_on, monkeypatch) -> None:
+    import time
+
+    from service.api import tenancy as api_tenancy
+
+    monkeypatch.setattr(api_tenancy, "STREAM_LEASE_SECONDS", 0.6)
+    host = host_on(tenancy="required", tenant_open_streams=1, events_heartbeat=0.05)
+    game = host.create("acme")
+    path = f"/v1/games/{game['game_id']}/events"
+    stream = host.client.get(path, buffered=False)
+    chunks = iter(stream.response)
+    ends = time.monotonic() + 1.5  # past two lease lengths, reading heartbeats all the while
+    while time.monotonic() < ends:
+        next(chunks)
+    assert host.client.get(path, buffered=False).status_code == 429  # still held
+    stream.close()

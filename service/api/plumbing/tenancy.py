@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 import re
-import threading
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -78,94 +78,100 @@ def _guard_private(games: Games, hosted: Tenancy, game_id: str) -> None:
 # -- event streams: a tenant's quota of open streams, its stream-minutes, and its key's life ------
 
 KEY_CHECK_SECONDS = 15.0  # how often a stream opened with a key looks whether it was revoked
-
-
-class _Streams:
-    """Open streams per tenant, in this process (like the per-address caps of admission.py)."""
-
-    def __init__(self) -> None:
-        self.open: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def enter(self, tenant: str, limit: int) -> bool:
-        with self.lock:
-            if self.open.get(tenant, 0) >= limit:
-                return False
-            self.open[tenant] = self.open.get(tenant, 0) + 1
-            return True
-
-    def leave(self, tenant: str) -> None:
-        with self.lock:
-            left = self.open.get(tenant, 1) - 1
-            if left > 0:
-                self.open[tenant] = left
-            else:
-                self.open.pop(tenant, None)
+# A stream holds a lease on one of its tenant's open streams, in the ledger that every instance
+# shares (Redis), for this long, and renews it a third of the way through: a process that dies
+# with streams open leaves their leases to run out within a minute, freeing the tenant's places.
+STREAM_LEASE_SECONDS = 60.0
+STREAMS = "streams"
 
 
 def metered(items: Iterator[T], games: Games, game_id: str,
             clock: Callable[[], float] = time.monotonic) -> Iterator[T]:
-    """A game's event stream as its tenant pays for it: refused past the tenant's open streams
-    (before anything is sent), its minutes counted when it ends, and ended when the key it was
-    opened with is revoked. A game of nobody's streams as it is."""
+    """A game's event stream as its tenant pays for it: refused past the tenant's open streams,
+    counted across every instance (before anything is sent), its minutes counted when it ends,
+    and ended when the key it was opened with is revoked. A game of nobody's streams as it is."""
     hosted = tenancy()
     found = games.store.meta(game_id)
     tenant = None if found is None else orjson.loads(found[1]).get("tenant")
     who = caller_or_anonymous()
     if tenant is None and who.key is None:
         return items
-    streams: _Streams = current_app.extensions.setdefault("aos.tenant_streams", _Streams())
-    limit = Quotas.of(hosted.settings, who.key if who.tenant == tenant else None).open_streams
-    if tenant is not None and not streams.enter(tenant, limit):
-        close = getattr(items, "close", None)
-        if close is not None:
-            close()
-        raise quota_spent("open_streams", limit, 5)
-    return _Metered(items, hosted, streams, tenant, who, clock)
+    lease = None
+    if tenant is not None:
+        limit = Quotas.of(hosted.settings, who.key if who.tenant == tenant else None).open_streams
+        lease = secrets.token_hex(12)
+        try:
+            held = hosted.ledger.hold(tenant, STREAMS, lease, limit, until=time.time() + STREAM_LEASE_SECONDS)
+        except BaseException:
+            _close(items)
+            raise
+        if not held:
+            _close(items)
+            raise quota_spent("open_streams", limit, 5)
+    return _Metered(items, hosted, tenant, lease, who, clock)
+
+
+def _close(items: Iterator[T]) -> None:
+    close = getattr(items, "close", None)
+    if close is not None:
+        close()
 
 
 class _Metered(Iterator[T]):
-    """The stream, passed through; its tenant's slot is given back and its minutes counted when
-    it is closed, even before its first item (a generator's `finally` would not run then)."""
+    """The stream, passed through; its lease renewed while it runs, given back and its minutes
+    counted when it is closed, even before its first item (a generator's `finally` would not
+    run then)."""
 
-    def __init__(self, items: Iterator[T], hosted: Tenancy, streams: _Streams,
-                 tenant: str | None, who: Caller, clock: Callable[[], float]) -> None:
-        self._items, self._hosted, self._streams = items, hosted, streams
-        self._tenant, self._who, self._clock = tenant, who, clock
-        self._began = self._checked = clock()
+    def __init__(self, items: Iterator[T], hosted: Tenancy, tenant: str | None, lease: str | None,
+                 who: Caller, clock: Callable[[], float]) -> None:
+        self._items, self._hosted = items, hosted
+        self._tenant, self._lease, self._who, self._clock = tenant, lease, who, clock
+        self._began = self._checked = self._renewed = clock()
         self._done = False
 
     def __next__(self) -> T:
         if self._done:
             raise StopIteration
-        if self._who.key is not None and self._clock() - self._checked >= KEY_CHECK_SECONDS:
-            self._checked = self._clock()
+        now = self._clock()
+        if self._who.key is not None and now - self._checked >= KEY_CHECK_SECONDS:
+            self._checked = now
             current = self._hosted.registry.get(self._who.key.key_id)
             if current is None or not current.active:
                 self.close()  # the key that opened it was revoked: the stream ends
                 raise StopIteration
+        if self._lease is not None and now - self._renewed >= STREAM_LEASE_SECONDS / 3:
+            self._renew(now)
         try:
             return next(self._items)
         except StopIteration:
             self.close()
             raise
 
+    def _renew(self, now: float) -> None:
+        assert self._tenant is not None and self._lease is not None
+        try:
+            # Its own lease is renewed whatever the count: the stream was let in.
+            self._hosted.ledger.hold(self._tenant, STREAMS, self._lease, 1 << 30,
+                                     until=time.time() + STREAM_LEASE_SECONDS)
+            self._renewed = now
+        except StoreUnavailable:
+            pass  # tried again with the next item; the stream goes on meanwhile
+
     def close(self) -> None:
         if self._done:
             return
         self._done = True
-        close = getattr(self._items, "close", None)
-        if close is not None:
-            close()
+        _close(self._items)
         if self._tenant is None:
             return
-        self._streams.leave(self._tenant)
         minutes = math.ceil((self._clock() - self._began) / 60)
         try:
+            if self._lease is not None:
+                self._hosted.ledger.release(self._tenant, STREAMS, self._lease)
             self._hosted.ledger.count(self._tenant, "stream_minutes", minutes)
             metrics.TENANT_USAGE.labels(tenant=self._tenant, kind="stream_minutes").inc(minutes)
         except StoreUnavailable:
-            pass  # a stream's end must not fail for its metering; those minutes are lost
+            pass  # a stream's end must not fail for its metering: its lease runs out by itself
 
 
 def caller_or_anonymous() -> Caller:
