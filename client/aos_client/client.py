@@ -718,8 +718,11 @@ class AosClient(Replays, LiveUpdates, Transport):
         """What the caller's tenant used, day by day.
 
         Daily counts (UTC days) of games created, moves applied, stream-minutes and webhook
-        deliveries: the counts the `aos_tenant_usage_total` metric adds up. `from` and `to` default
-        to today and span at most 366 days.
+        deliveries: the counts the `aos_tenant_usage_total` metric adds up. A create, bulk create or
+        move repeated with its `Idempotency-Key` answers the first again and counts once. A stream
+        counts its minutes begun, when it ends. A webhook delivery counts once, when its receiver
+        answers 2xx (its retries are not new deliveries). `from` and `to` default to today and span
+        at most 366 days.
 
         `GET /v1/usage` (operationId `getUsage`).
         """
@@ -798,7 +801,8 @@ class AosClient(Replays, LiveUpdates, Transport):
         Only the games made with the caller's tenant's keys, newest first, a page at a time: pass
         `next_cursor` back as `cursor` for the next page (`null`: that was the last). `status` and
         `map` filter; a page may then hold fewer than `limit` games and still have a `next_cursor`.
-        Games that expired leave the listing.
+        Where the service keeps an archive (PostgreSQL), games that left its cache (expired,
+        flushed) are listed still, as archived; without one, games that expired leave the listing.
 
         `GET /v1/games` (operationId `listGames`).
         """
@@ -948,7 +952,9 @@ class AosClient(Replays, LiveUpdates, Transport):
         multicast and reserved ones are `422 WEBHOOK_URL_REFUSED` unless the operator set
         `AOS_WEBHOOKS_ALLOW_PRIVATE=1`; the same check is made again before every delivery, and
         redirects are not followed. A seat has at most 5 webhooks per game (`422
-        TOO_MANY_WEBHOOKS`). Registering does not change the game: its version stays.
+        TOO_MANY_WEBHOOKS`). On a tenant's game, every registration counts against the tenant's
+        `webhooks` quota (`429 QUOTA_EXCEEDED`, until one is deleted). Registering does not change
+        the game: its version stays.
 
         `POST /v1/games/{game_id}/webhooks` (operationId `registerWebhook`).
         """

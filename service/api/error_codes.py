@@ -110,7 +110,8 @@ API_CODES: dict[str, ApiCode] = {
         429, "too many moves raced on this game at once; nothing was applied, retry",
         headers=("Retry-After",)),
     "QUOTA_EXCEEDED": ApiCode(
-        429, "the tenant's quota is spent (games a day, writes a second); nothing was done",
+        429, "the tenant's quota is spent (games a day, writes a second, open streams, webhooks); "
+        "nothing was done",
         {"quota": "the quota's name", "limit": "its size", "retry_after": "seconds until it renews"},
         headers=("Retry-After", "RateLimit-Policy", "RateLimit")),
     "RATE_LIMITED": ApiCode(
