@@ -421,7 +421,7 @@ def test_the_listing_reads_the_archive_when_redis_lost_the_games(host_on, databa
 def test_a_tenants_open_streams_are_counted_across_instances_and_a_dead_ones_free_themselves(host_on) -> None:
     import time
 
-    from service.api import tenancy as api_tenancy
+    from service.api.plumbing import tenancy as api_tenancy
 
     one = host_on(tenancy="required", tenant_open_streams=2, events_heartbeat=0.05)
     other = host_on(tenancy="required", tenant_open_streams=2, events_heartbeat=0.05)
@@ -455,7 +455,7 @@ def test_a_tenants_open_streams_are_counted_across_instances_and_a_dead_ones_fre
 def test_a_long_stream_renews_its_lease(host_on, monkeypatch) -> None:
     import time
 
-    from service.api import tenancy as api_tenancy
+    from service.api.plumbing import tenancy as api_tenancy
 
     monkeypatch.setattr(api_tenancy, "STREAM_LEASE_SECONDS", 0.6)
     host = host_on(tenancy="required", tenant_open_streams=1, events_heartbeat=0.05)
