@@ -986,7 +986,7 @@ class AosClient(Replays, LiveUpdates, Transport):
         write: whoever held the old token (a leak) may have set them up, and they would go on
         playing for the seat and telling its news. The seat's player sets them up again with the new
         token. A repeat with the same `Idempotency-Key` answers the same new token and changes
-        nothing more. No body.
+        nothing more. No body. A computer seat has no token to reissue (`422 SEAT_IS_COMPUTER`).
 
         `POST /v1/games/{game_id}/seats/{seat}/token` (operationId `reissueSeatToken`).
         """

@@ -1464,12 +1464,13 @@ class SeatList(Model):
 
 @dataclass(kw_only=True)
 class SeatListSeat(Model):
-    """A seat: its name and whether it is claimed."""
+    """A seat: its name, whether it is claimed, and for a computer seat its level."""
 
     seat: Seat
     name: str
     # The seat's current token has been used in an authenticated request.
     claimed: bool
+    bot: Bot | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 

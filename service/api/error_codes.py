@@ -93,6 +93,8 @@ API_CODES: dict[str, ApiCode] = {
     "UNSUPPORTED_MEDIA_TYPE": ApiCode(
         415, "a body not labelled `Content-Type: application/json`", headers=("Accept",)),
     # -- well formed, but not allowed -----------------------------------------------------------
+    "SEAT_IS_COMPUTER": ApiCode(
+        422, "the seat is played by the computer (created with `bot`): it has no token to reissue"),
     "MAP_NOT_PLAYABLE": ApiCode(422, "games cannot be created on that map in this build"),
     "UNKNOWN_MAP": ApiCode(422, "the engine knows no such map"),
     "PLAYER_COUNT": ApiCode(422, "the map does not take that many players"),

@@ -260,3 +260,18 @@ def test_each_seats_first_move_claims_it_in_its_own_commit_without_a_conflict(ap
     listed = admin_get(api, gid, game["admin_token"]).get_json()["seats"]
     assert all(s["claimed"] for s in listed)
     assert store.version(gid) == 3
+
+
+def test_a_computer_seat_is_listed_with_its_level_and_has_no_token_to_reissue(api) -> None:
+    response = api.client.post("/v1/games", json={"map": "rust_belt", "players": [
+        {"name": "Ada"}, {"name": "Bob"}, {"name": "Robo", "bot": {"level": 2}}]})
+    assert response.status_code == 201
+    game = response.get_json()
+    gid = game["game_id"]
+    assert game["seats"][2] == {"seat": 2, "name": "Robo", "token": None, "bot": {"level": 2}}
+    listed = admin_get(api, gid, game["admin_token"]).get_json()["seats"]
+    assert listed[2] == {"seat": 2, "name": "Robo", "claimed": False, "bot": {"level": 2}}
+    assert "bot" not in listed[0]
+    refused = reissue(api, gid, 2, game["admin_token"])
+    assert refused.status_code == 422 and refused.get_json()["code"] == "SEAT_IS_COMPUTER"
+    assert reissue(api, gid, 1, game["admin_token"]).status_code == 200  # a person's seat still may

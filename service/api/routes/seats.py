@@ -16,7 +16,7 @@ import hmac
 import orjson
 from flask import Blueprint, Response, request
 
-from service.referee import admin, orders, tokens
+from service.referee import admin, bots, orders, tokens
 from service.store import Outcome
 
 from ..checks.parts import SEAT, game_id_of, games, idempotency_key
@@ -49,7 +49,9 @@ def list_seats(game_id: str) -> Response:
     admin.verify_admin(token, meta)
     claimed = admin.claimed(meta)
     names = _names(stored.state)
-    seats = [{"seat": i, "name": name, "claimed": i in claimed} for i, name in enumerate(names)]
+    computer = bots.of_meta(meta)
+    seats = [{"seat": i, "name": name, "claimed": i in claimed,
+              **({"bot": {"level": computer[i]}} if i in computer else {})} for i, name in enumerate(names)]
     return json_response({"seats": seats})
 
 
@@ -66,6 +68,9 @@ def reissue_token(game_id: str, seat: str) -> Response:
     names = _names(stored.state)
     if number >= len(names):
         raise ApiError(400, "NO_SUCH_SEAT", f"this game has no seat {number}")
+    if bots.level_of(orjson.loads(stored.meta), number) is not None:
+        # A token would let a person move for the seat while the worker plays it too.
+        raise ApiError(422, "SEAT_IS_COMPUTER", f"seat {number} is played by the computer: it has no token")
     new_token = tokens.make_token(game_id, number, reissued_secret(token, key, number))
     new_hash = tokens.digest(new_token)
     answer = {"seat": number, "name": names[number], "token": new_token}
