@@ -167,6 +167,18 @@ class Games:
             existed = bool(self.archive.purge({game_id})) or existed
         return existed
 
+    def undo_create(self, created: Created, idempotency_key: str | None) -> None:
+        """Takes back a game this request made (a bulk create refused further on): deleted, and
+        its Idempotency-Key forgotten, so that a retry makes it again rather than being
+        answered with a deleted game. A replayed answer names a game an earlier request made:
+        that one stays."""
+        if created.replayed:
+            return
+        self.delete(created.game_id)
+        if idempotency_key is not None:
+            key = CreateKey.of(idempotency_key)
+            self.store.drop_create_record(key.shard, key.digest)
+
     def load(self, game_id: str, *, with_view: bool = False) -> Stored:
         return self.found(game_id, lambda: self.store.load(game_id, with_view=with_view))
 
@@ -367,7 +379,7 @@ class Games:
         try:
             view = orjson.loads(self.view_at(game_id, int(version)))
         except GameError as exc:
-            if exc.code == "GAME_NOT_FOUND":
+            if exc.code in ("GAME_NOT_FOUND", "GAME_DELETED"):  # expired, or deleted by its owner
                 return None
             raise
         found = self.store.meta(game_id)

@@ -468,3 +468,34 @@ def test_a_long_stream_renews_its_lease(host_on, monkeypatch) -> None:
         next(chunks)
     assert host.client.get(path, buffered=False).status_code == 429  # still held
     stream.close()
+
+
+def test_a_bulk_refused_midway_is_made_whole_by_its_retry_and_a_retry_never_takes_back_games(host_on) -> None:
+    host = host_on(tenancy="required")
+    games = [{"map": "rust_belt", "players": PLAYERS} for _ in range(2)]
+    bogus = {"map": "rust_belt", "players": PLAYERS, "options": {"bogus": 1}}
+    once = {**host.as_("acme"), "Idempotency-Key": "bulk-9b1c6f0e-4d2a-4b7e-a1c3-00000000000a"}
+    for _ in range(2):  # refused at game 2 each time: the first two were taken back, keys and all
+        refused = host.client.post("/v1/games/bulk", json={"games": [*games, bogus]}, headers=once)
+        assert refused.status_code == 422 and refused.get_json()["index"] == 2, refused.get_json()
+    fixed = host.client.post("/v1/games/bulk", json={"games": games}, headers=once)
+    assert fixed.status_code == 201, fixed.get_json()
+    made = [g["game_id"] for g in fixed.get_json()["games"]]
+    # The same key again with a game changed: refused at that game, and the games the key made stay.
+    changed = host.client.post("/v1/games/bulk", json={"games": [games[0], bogus]}, headers=once)
+    assert changed.status_code == 422 and changed.get_json()["code"] == "IDEMPOTENCY_KEY_REUSED"
+    assert all(host.client.get(f"/v1/games/{g}").status_code == 200 for g in made)
+    listed = host.client.get("/v1/games", headers=host.as_("acme")).get_json()["games"]
+    assert sorted(g["game_id"] for g in listed) == sorted(made)
+    assert _today_usage(host, "acme")["creates"] == 2
+
+
+def test_a_create_retried_after_its_game_was_deleted_makes_a_new_game(host_on) -> None:
+    host = host_on(tenancy="required")
+    once = {**host.as_("acme"), "Idempotency-Key": "one-9b1c6f0e-4d2a-4b7e-a1c3-00000000000b"}
+    body = {"map": "rust_belt", "players": PLAYERS}
+    first = host.client.post("/v1/games", json=body, headers=once).get_json()["game_id"]
+    assert host.client.delete(f"/v1/games/{first}", headers=host.as_("acme")).status_code == 204
+    again = host.client.post("/v1/games", json=body, headers=once)
+    assert again.status_code == 201 and again.get_json()["game_id"] != first
+    assert _today_usage(host, "acme")["creates"] == 2

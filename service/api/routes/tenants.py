@@ -98,9 +98,10 @@ def create_games() -> Response:
                 exc.extra.setdefault("index", index)
                 raise
     except BaseException:
-        # All or none: the games made before the refusal go, leaving no trace.
-        for created in made:
-            games().delete(created.game_id)
+        # All or none: the games made before the refusal go, leaving no trace (those a retry
+        # was answered with again were an earlier request's, and stay).
+        for index, created in enumerate(made):
+            games().undo_create(created, None if key is None else f"{key}:{index}")
         raise
     for created in made:
         _record(who, created)
