@@ -200,16 +200,16 @@ class Admission:
         limits = self.limits
         with self._lock:
             if self._addresses.get(address, 0) >= limits.per_address:
-                return 429, "TOO_MANY_REQUESTS", (
-                    f"at most {limits.per_address} requests in flight from one address")
+                return refusal(429, "TOO_MANY_REQUESTS",
+                               f"at most {limits.per_address} requests in flight from one address")
             if game is not None:
                 if self._address_waits.get(address, 0) >= limits.per_address_waits:
-                    return 429, "TOO_MANY_WAITS", (
+                    return refusal(429, "TOO_MANY_WAITS", (
                         f"at most {limits.per_address_waits} event streams and long-polls open "
-                        f"from one address")
+                        f"from one address"))
                 if self._game_waits.get(game, 0) >= limits.per_game_waits:
-                    return 429, "TOO_MANY_WAITS", (
-                        f"at most {limits.per_game_waits} event streams and long-polls open on one game")
+                    return refusal(429, "TOO_MANY_WAITS", (
+                        f"at most {limits.per_game_waits} event streams and long-polls open on one game"))
                 self._address_waits[address] = self._address_waits.get(address, 0) + 1
                 self._game_waits[game] = self._game_waits.get(game, 0) + 1
             self.in_flight += 1
@@ -302,6 +302,12 @@ def _shut_reading(sock: socket.socket | None) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RD)
+
+
+def refusal(status: int, code: str, detail: str) -> tuple[int, str, str]:
+    """A refusal to answer (its code is in service/api/error_codes.py, which a test holds to
+    the codes named here)."""
+    return status, code, detail
 
 
 class BadBody(Exception):

@@ -25,12 +25,20 @@ from service.engine.errors import CODE_FIELDS, CODES, SOMETIMES_FIELDS  # noqa: 
 
 PAGE = ROOT / "docs" / "error-codes.md"
 SOURCES = ("service/api", "service/referee", "service/engine", "service/store")
+# Modules outside those that answer requests before the app sees them: the admission layer
+# (service/admission.py) and the server's own answers (service/serving.py).
+FRONT_SOURCES = ("service/admission.py", "service/serving.py")
 # The calls that name a code: ApiError(status, code, ...) and problem(status, code, ...) in the API,
 # GameError(code, ...) in the core (its status is its row's in the table),
 # IllegalMove(code, ...) and SetupError(code, ...) in the engine, and the build geometry's
 # Refusal(code, ...), which build_shapes.judge_* raise as the IllegalMove of the hex judged: with
-# `hex` added where the code's fields name it.
-API_CALLS = {"ApiError": 1, "problem": 1, "GameError": 0}
+# `hex` added where the code's fields name it. In front of the app: the admission's
+# refusal(status, code, ...) and _refuse(environ, start_response, status, code, ...), the server's
+# problem_response(status, reason, code, ...), and the rows of its GUNICORN_ERRORS table
+# (exception, status, reason, code). Each is (index of the status or None, index of the code).
+API_CALLS = {"ApiError": (0, 1), "problem": (0, 1), "GameError": (None, 0),
+             "refusal": (0, 1), "_refuse": (2, 3), "problem_response": (0, 2)}
+API_TABLES = {"GUNICORN_ERRORS": (1, 3)}
 ENGINE_CALLS = {"IllegalMove": 0, "SetupError": 0, "Refusal": 0}
 NOT_FIELDS = {"headers"}
 
@@ -96,18 +104,34 @@ def _scan(path: Path) -> list[Raised]:
                 continue
             name = _call_name(node)
             fields = frozenset(k.arg for k in node.keywords if k.arg is not None) - NOT_FIELDS
-            if name in API_CALLS and len(node.args) > API_CALLS[name]:
-                literal = API_CALLS[name] == 1 and isinstance(node.args[0], ast.Constant)
-                status = node.args[0].value if literal else None
-                codes = _codes_of(node.args[API_CALLS[name]], scope, module_dicts) or []
-                found += [Raised(c, "api", status, fields, f"{where}:{node.lineno}") for c in codes]
+            if name in API_CALLS and len(node.args) > API_CALLS[name][1]:
+                at_status, at_code = API_CALLS[name]
+                found += _api_raise(node.args, at_status, at_code, scope, module_dicts, fields,
+                                    f"{where}:{node.lineno}")
             elif name in ENGINE_CALLS and node.args:
                 kind = "setup" if name == "SetupError" else "rule"
                 codes = _codes_of(node.args[0], scope, module_dicts) or []
                 found += [Raised(c, kind, None, _as_raised(name, c, fields), f"{where}:{node.lineno}")
                           for c in codes]
+    for node in tree.body:
+        if (isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Tuple)
+                and isinstance(target := getattr(node, "target", None) or node.targets[0], ast.Name)
+                and target.id in API_TABLES):
+            at_status, at_code = API_TABLES[target.id]
+            for row in node.value.elts:
+                if isinstance(row, ast.Tuple):
+                    found += _api_raise(row.elts, at_status, at_code, tree, module_dicts,
+                                        frozenset(), f"{where}:{row.lineno}")
     # A call is met once per enclosing scope: keep one of each.
     return sorted(set(found), key=lambda r: (r.where, r.code))
+
+
+def _api_raise(args: list[ast.expr], at_status: int | None, at_code: int, scope: ast.AST,
+               module_dicts: dict[str, list[str]], fields: frozenset[str], where: str) -> list[Raised]:
+    literal = at_status is not None and isinstance(args[at_status], ast.Constant)
+    status = args[at_status].value if literal else None  # type: ignore[index, attr-defined]
+    codes = _codes_of(args[at_code], scope, module_dicts) or []
+    return [Raised(c, "api", status, fields, where) for c in codes]
 
 
 def _as_raised(call: str, code: str, fields: frozenset[str]) -> frozenset[str]:
@@ -123,6 +147,8 @@ def raised_codes() -> list[Raised]:
     for source in SOURCES:
         for path in sorted((ROOT / source).rglob("*.py")):
             found += _scan(path)
+    for module in FRONT_SOURCES:
+        found += _scan(ROOT / module)
     return found
 
 

@@ -63,6 +63,11 @@ ERRORS: dict[int, tuple[str, str, str]] = {
     401: ("Unauthorized", "ApiError", "401: no seat token, or a token that is not this game's."),
     403: ("Forbidden", "ApiError", "403: the token of another seat or game."),
     404: ("NotFound", "ApiError", "404: no such game, map or resource."),
+    408: (
+        "RequestTimeout",
+        "ApiError",
+        "408: the body did not arrive whole in time; nothing was done; `.retry_after` says when to retry.",
+    ),
     409: ("Conflict", "ApiError", "409: the request conflicts with the game's current state."),
     410: ("Gone", "NotFound", "410: the game was deleted at its owner's request (`GAME_DELETED`)."),
     412: (

@@ -25,6 +25,10 @@ class NotFound(ApiError):
     """404: no such game, map or resource."""
 
 
+class RequestTimeout(ApiError):
+    """408: the body did not arrive whole in time; nothing was done; `.retry_after` says when to retry."""
+
+
 class Conflict(ApiError):
     """409: the request conflicts with the game's current state."""
 
@@ -70,6 +74,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "PreconditionFailed",
+    "RequestTimeout",
     "ServiceUnavailable",
     "TooManyRequests",
     "Unauthorized",
@@ -83,6 +88,7 @@ ERRORS_BY_STATUS: dict[int, type[ApiError]] = {
     401: Unauthorized,
     403: Forbidden,
     404: NotFound,
+    408: RequestTimeout,
     409: Conflict,
     410: Gone,
     412: PreconditionFailed,

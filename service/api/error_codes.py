@@ -40,7 +40,14 @@ API_CODES: dict[str, ApiCode] = {
         {"version": "the game's current version"}),
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
     "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
-    "BAD_CHUNKED_BODY": ApiCode(400, "a `Transfer-Encoding: chunked` body whose chunks are malformed"),
+    "BAD_CHUNKED_BODY": ApiCode(
+        400, "a `Transfer-Encoding: chunked` body whose chunks are malformed, or a body that broke off"),
+    # The server's own answers to a request it cannot read (service/serving.py, under gunicorn).
+    "BAD_REQUEST_LINE": ApiCode(400, "the request line is not `METHOD target HTTP/1.x`"),
+    "BAD_METHOD": ApiCode(400, "the request's method is not a valid HTTP method token"),
+    "BAD_HTTP_VERSION": ApiCode(400, "the request names an HTTP version other than 1.0 or 1.1"),
+    "BAD_PROXY_LINE": ApiCode(400, "a PROXY protocol line that is malformed (where the operator enabled it)"),
+    "BAD_SCHEME_HEADERS": ApiCode(400, "the forwarded-scheme headers contradict each other"),
     "BAD_DATE": ApiCode(
         400, "`from` or `to` of the usage is not a date (YYYY-MM-DD), or they span over a year"),
     "BAD_CURSOR": ApiCode(400, "the listing's `cursor` is not one a listing gave"),
@@ -66,6 +73,8 @@ API_CODES: dict[str, ApiCode] = {
     "API_KEY_INVALID": ApiCode(401, "`X-API-Key` holds no key of this service's: wrong, unknown or revoked"),
     "API_KEY_SCOPE": ApiCode(403, "the API key lacks the scope this needs", {"scope": "the scope it lacks"}),
     "TOKEN_OTHER_GAME": ApiCode(403, "the token belongs to another game"),
+    "PROXY_FORBIDDEN": ApiCode(403, "a PROXY protocol line from an address not allowed to send one"),
+    "TLS_ERROR": ApiCode(403, "the TLS handshake failed (where the server itself terminates TLS)"),
     "SEAT_MISMATCH": ApiCode(403, "the move's `seat` is not the seat of the token"),
     "ADMIN_TOKEN_REQUIRED": ApiCode(
         403, "a seat token was sent where the game-admin token is needed (reissuing, seat status)"),
@@ -83,7 +92,13 @@ API_CODES: dict[str, ApiCode] = {
     "VERSION_MISMATCH": ApiCode(
         412, "`If-Match` names a version the game is no longer at: nothing was applied",
         {"version": "the game's current version"}, headers=("ETag",)),
+    "BODY_TIMEOUT": ApiCode(
+        408, "the request body did not arrive whole within `AOS_BODY_TIMEOUT_SECONDS` (10 s); the "
+        "connection is closed and nothing was done", headers=("Retry-After",)),
     "BODY_TOO_LARGE": ApiCode(413, "the body is larger than the service accepts (1 MiB by default)"),
+    "URI_TOO_LONG": ApiCode(414, "the request line is longer than the server reads (4094 bytes)"),
+    "EXPECTATION_FAILED": ApiCode(417, "an `Expect` header other than `100-continue`"),
+    "HEADERS_TOO_LARGE": ApiCode(431, "more request headers, or a longer one, than the server reads"),
     "SIMULATE_MOVES_CAP": ApiCode(
         413, "a simulation names more moves than one request plays (`AOS_SIMULATE_MAX_MOVES`, 50); "
         "nothing was played", {"max_moves": MAX_MOVES}),
@@ -120,7 +135,21 @@ API_CODES: dict[str, ApiCode] = {
         429, "the client's allowance for this kind of request is spent; nothing was looked at",
         {"policy": "the spent limit's name and window, e.g. `writes-1s`"},
         headers=("Retry-After", "RateLimit-Policy", "RateLimit")),
+    "TOO_MANY_REQUESTS": ApiCode(
+        429, "this client address has as many requests in flight in this process as it may "
+        "(`AOS_MAX_REQUESTS_PER_ADDRESS`, 128); nothing was looked at, and the connection is closed",
+        headers=("Retry-After",)),
+    "TOO_MANY_WAITS": ApiCode(
+        429, "this client address (`AOS_MAX_WAITS_PER_ADDRESS`, 32) or this game "
+        "(`AOS_MAX_WAITS_PER_GAME`, 512) has as many event streams and long-polls open in this "
+        "process as it may; nothing was looked at, and the connection is closed",
+        headers=("Retry-After",)),
+    "TOO_MANY_AUTH_FAILURES": ApiCode(
+        429, "requests from this client address had a token refused (401) "
+        "`AOS_MAX_AUTH_FAILURES_PER_MINUTE` times (60) this minute: its requests with a token are "
+        "refused for the rest of it; nothing was looked at", headers=("Retry-After",)),
     "INTERNAL": ApiCode(500, "a bug: it has been logged with the request's `X-Request-Id`"),
+    "TRANSFER_CODING_UNSUPPORTED": ApiCode(501, "a `Transfer-Encoding` other than `chunked`"),
     "AT_CAPACITY": ApiCode(
         503, "the instance holds as many connections (or event streams) as it may; nothing was "
         "looked at: retry, here or on another instance", headers=("Retry-After",)),

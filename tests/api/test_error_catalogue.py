@@ -38,6 +38,27 @@ def test_the_scan_finds_the_raise_sites_it_should(tool) -> None:  # type: ignore
     assert ("VALIDATION_ERROR", "api") in raised and ("UNKNOWN_MOVE_TYPE", "api") in raised
     assert ("METHOD_NOT_ALLOWED", "api") in raised and ("HTTP_ERROR", "api") in raised
     assert ("OFF_MAP", "rule") in raised and ("PLAYER_COUNT", "setup") in raised
+    # In front of the app: the admission layer's refusals and the server's own answers.
+    for code in FRONT_CODES:
+        assert (code, "api") in raised, code
+    assert ("URI_TOO_LONG", "api") in raised and ("AT_CAPACITY", "api") in raised
+
+
+# The admission layer's refusals (service/admission.py), answered before the app reads anything.
+FRONT_CODES = ("TOO_MANY_REQUESTS", "TOO_MANY_WAITS", "TOO_MANY_AUTH_FAILURES", "BODY_TIMEOUT",
+               "BAD_CHUNKED_BODY")
+
+
+def test_every_code_the_admission_layer_answers_is_listed_with_its_status(tool) -> None:  # type: ignore[no-untyped-def]
+    admission = {(r.code, r.status) for r in tool.raised_codes()
+                 if r.where.startswith("service/admission.py")}
+    assert {code for code, _ in admission} == set(FRONT_CODES)
+    assert {(code, API_CODES[code].status) for code, _ in admission} == admission
+    contract = (ROOT / "openapi.yaml").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "error-codes.md").read_text(encoding="utf-8")
+    for code, status in admission:
+        assert f"`{code}`" in contract, f"{code} is not in openapi.yaml"
+        assert f"| `{code}` | {status} |" in page, code
 
 
 def test_every_code_the_source_raises_is_listed_and_every_listed_code_is_raised(tool) -> None:  # type: ignore[no-untyped-def]
