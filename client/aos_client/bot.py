@@ -3,7 +3,7 @@
 seat of a game someone else created.
 
     python -m aos_client.bot --url http://127.0.0.1:8000 --map rust_belt --players 4 --games 10 \\
-        [--policy random|greedy|mypkg.mybot:MyPolicy | --seats greedy,greedy,random,random] [--seed S]
+        [--policy random|greedy|search|mypkg.mybot:MyPolicy | --seats greedy,greedy,random,random] [--seed S]
     python -m aos_client.bot --url http://127.0.0.1:8000 --game GAME_ID --token SEAT_TOKEN \\
         [--policy mypkg.mybot:MyPolicy]
 
@@ -21,6 +21,10 @@ Policies:
   own track first and starting a link only if it can finish it this turn; delivers the good that
   pays it the most (legal moves carry `income` per seat); upgrades its locomotive when it has
   nothing to deliver and the links to use it.
+- `search`: the service's own search bot, over HTTP. At each decision with a choice it asks the
+  service for a hint (`POST …/hints` with the seat's token; the service's worker searches it) and
+  plays the hint's best move. Where the service gives none (hints turned off, the allowance spent
+  for longer than a minute, the game moved on) it plays greedy's move instead.
 
 A bot of your own needs only `choose(view, seat, moves)`: see `Policy`.
 """
@@ -39,12 +43,14 @@ from dataclasses import dataclass, field
 import requests
 
 from .client import AosClient
-from .errors import ApiError, Forbidden, NotFound, PreconditionFailed, Unauthorized
+from .errors import ApiError, Forbidden, NotFound, PreconditionFailed, TooManyRequests, Unauthorized
 from .models import (
     BidMove,
     BuildMove,
     DeliverMove,
     GameView,
+    Hint,
+    HintRequest,
     IssueSharesMove,
     MapDetail,
     MapId,
@@ -401,7 +407,74 @@ class Board:
         return 0.5 * near + mine
 
 
-POLICIES: dict[str, type[Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy}
+class SearchPolicy(GreedyPolicy):
+    """The service's search bot, asked over HTTP for each decision (hints: `POST …/hints`, then
+    a long-poll of the hint until the worker has searched it). `play_seats` binds it to the
+    game, its client and the seat's token (`bind`); unbound, or where the service gives no hint,
+    it decides as `GreedyPolicy` does."""
+
+    name = "search"
+    budget_ms = 1000  # the search time asked for each decision (the service caps it)
+    wait_seconds = 60.0  # the longest it waits for one hint (or for a spent allowance)
+
+    def __init__(self, rng: random.Random | None = None, map_detail: MapDetail | None = None) -> None:
+        super().__init__(rng, map_detail)
+        self.api: AosClient | None = None
+        self.game_id: str | None = None
+        self.token: str | None = None
+        self.hints = 0  # decisions the service's hint made
+        self.fallbacks = 0  # decisions greedy made for want of a hint
+
+    def bind(self, api: AosClient, game_id: str, token: str) -> None:
+        self.api, self.game_id, self.token = api, game_id, token
+
+    def choose(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move:
+        if len(moves) > 1 and self.api is not None:
+            picked = self._hinted(view, seat, moves)
+            if picked is not None:
+                self.hints += 1
+                return picked
+            self.fallbacks += 1
+        return super().choose(view, seat, moves)
+
+    def _hinted(self, view: GameView, seat: int, moves: Sequence[Move]) -> Move | None:
+        """The listed move the service's hint ranks first, or None when there is no hint."""
+        assert self.api is not None and self.game_id is not None and self.token is not None
+        deadline = time.monotonic() + self.wait_seconds
+        try:
+            hint = self._ask(seat, deadline)
+            while hint is not None and hint.status == "pending":
+                left = int(deadline - time.monotonic())
+                if left <= 0:
+                    return None
+                hint = self.api.get_hint(self.game_id, hint.hint_id, token=self.token,
+                                         prefer=f"wait={min(left, 30)}")
+        except (ApiError, requests.RequestException):
+            return None  # hints turned off, the game moved on, the service away: greedy decides
+        if hint is None or hint.status != "done" or hint.version != view.version or not hint.moves:
+            return None
+        best = _identity(hint.moves[0].move)
+        return next((m for m in moves if _identity(m) == best), None)
+
+    def _ask(self, seat: int, deadline: float) -> Hint | None:
+        assert self.api is not None and self.game_id is not None and self.token is not None
+        while True:
+            try:
+                return self.api.ask_hint(self.game_id, HintRequest(seat=seat, budget_ms=self.budget_ms),
+                                         token=self.token)
+            except TooManyRequests as exc:  # the seat's allowance of hints: wait for it, once in a while
+                wait = exc.retry_after or 1.0
+                if time.monotonic() + wait > deadline:
+                    return None
+                time.sleep(wait)
+
+
+def _identity(move: Move) -> dict:
+    """A move as the service judges it: without its words."""
+    return {k: v for k, v in move.to_dict().items() if k != "text"}
+
+
+POLICIES: dict[str, type[Policy]] = {"random": RandomPolicy, "greedy": GreedyPolicy, "search": SearchPolicy}
 
 
 def policy_class(spec: str) -> type[Policy]:
@@ -465,8 +538,11 @@ def play_seats(
     end, with the moves made so far. Returns the final view and how many moves it made."""
     view = api.get_game(game_id)
     detail = api.get_map(view.map)
-    for p in policies.values():
+    for seat, p in policies.items():
         p.map_detail = detail
+        bind = getattr(p, "bind", None)
+        if callable(bind):  # a policy that asks the service itself (SearchPolicy's hints)
+            bind(api, game_id, tokens[seat])
     moves = 0
 
     def turn(view: GameView) -> bool:
@@ -578,7 +654,8 @@ Whole games: it creates --games games on --map with --players seats, plays every
 One seat (--game and --token): it checks the token first, plays that seat to the game's end,
 prints a line as each round begins, then the seat's points and rank.
 
-A policy is `random`, `greedy` or the import path of a Policy subclass of your own
+A policy is `random`, `greedy`, `search` (the service's search bot, through hints) or the import
+path of a Policy subclass of your own
 (`mypkg.mybot:MyPolicy`, made as MyPolicy(random.Random(...)); see aos_client/bot.py)."""
 
 EXAMPLES = """\

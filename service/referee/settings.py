@@ -66,7 +66,8 @@ class Settings:
     hint_default_ms: int = 1000
     hint_max_ms: int = 2000
     hint_ttl: int = 600
-    rate_limit_hints: str = "10/minute;100/hour"  # hint requests, per seat token
+    # Hint requests, per seat token: a bot asking at each of its decisions of a brisk game fits.
+    rate_limit_hints: str = "30/minute;600/hour"
 
     def __post_init__(self) -> None:
         if self.hint_default_ms < 1 or self.hint_max_ms < 1:

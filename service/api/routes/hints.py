@@ -23,7 +23,10 @@ from .live import live, prefer_header, preferred_wait
 bp = Blueprint("v1_hints", __name__, url_prefix="/v1")
 
 PRIVATE = {"Cache-Control": "no-store"}  # a seat's hint is its own: no cache may keep it
-POLL_SECONDS = 0.25  # how often a long-poll looks at a pending hint (the worker keeps it)
+# How often a long-poll looks at a pending hint (the worker keeps it): soon at first (a short
+# search), then every POLL_SECONDS.
+FIRST_POLL_SECONDS = 0.05
+POLL_SECONDS = 0.25
 
 
 class HintSchema(Strict):
@@ -69,13 +72,15 @@ def get_hint(game_id: str, hint_id: str) -> Response:
     deadline = time.monotonic() + wait
     # The game's notices wake it when the game moves (the hint goes stale); the worker's answer
     # is looked for every POLL_SECONDS, one read of the store each.
+    poll = FIRST_POLL_SECONDS
     with live().hub.watch(game_id) as watch:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or live().hub.stopping:
                 return raw_json(hint, headers=headers)
             watch.clear()
-            if not watch.wait(min(remaining, POLL_SECONDS)) and client_gone(request.environ):
+            poll = min(poll * 2, POLL_SECONDS)
+            if not watch.wait(min(remaining, poll)) and client_gone(request.environ):
                 return raw_json(hint, headers=headers)
             status, hint = hints().read(game_id, token, hint_id)
             if status != "pending":
