@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from service.observability import metrics
@@ -74,11 +74,18 @@ def quota_spent(name: str, limit: int, retry_after: int) -> GameError:
                      quota=name, limit=limit, retry_after=retry_after)
 
 
+QUOTAS_CACHE_SECONDS = 30.0  # a key's own quotas, as a game's writes and streams read them
+QUOTAS_CACHE_SIZE = 10_000
+
+
 @dataclass
 class Tenancy:
     settings: Settings
     registry: KeyRegistry
     ledger: Ledger
+    # key id -> (read at, the key's record): quotas change only when a key is made, so a move
+    # need not read the key store each time. Never consulted to let a key in (caller() is).
+    _keys_read: dict[str, tuple[float, TenantKey | None]] = field(default_factory=dict, repr=False)
 
     @property
     def required(self) -> bool:
@@ -162,13 +169,27 @@ class Tenancy:
         self.ledger.count(caller.key.tenant, "creates", at=created_ms / 1000)
         metrics.TENANT_USAGE.labels(tenant=caller.key.tenant, kind="creates").inc()
 
-    def write(self, meta: Mapping[str, Any], key: TenantKey | None = None) -> None:
+    def quotas_of(self, meta: Mapping[str, Any]) -> Quotas:
+        """The quotas that hold for a tenant's game: those of the key that made it (its own,
+        given at `create --quota`, else the host's defaults)."""
+        key_id = meta.get("key")
+        if not isinstance(key_id, str):
+            return Quotas.of(self.settings, None)
+        now = time.monotonic()
+        read = self._keys_read.get(key_id)
+        if read is None or now - read[0] > QUOTAS_CACHE_SECONDS:
+            if len(self._keys_read) >= QUOTAS_CACHE_SIZE:
+                self._keys_read.clear()
+            read = self._keys_read[key_id] = (now, self.registry.get(key_id))
+        return Quotas.of(self.settings, read[1])
+
+    def write(self, meta: Mapping[str, Any]) -> None:
         """A write (a move, an undo...) on a tenant's game: refused past the tenant's writes a
         second."""
         tenant = meta.get("tenant")
         if tenant is None:
             return
-        limit = Quotas.of(self.settings, key).writes_per_second
+        limit = self.quotas_of(meta).writes_per_second
         if self.ledger.per_second(tenant, "writes") > limit:
             raise quota_spent("writes_per_second", limit, 1)
 
@@ -188,8 +209,7 @@ class Tenancy:
         tenant = meta.get("tenant")
         if tenant is None:
             return
-        key = self.registry.get(meta["key"]) if meta.get("key") else None
-        limit = Quotas.of(self.settings, key).webhooks
+        limit = self.quotas_of(meta).webhooks
         member = f"{game_id}/{hook_id}"
         if self.ledger.hold(tenant, "webhooks", member, limit, until=float("inf")):
             return

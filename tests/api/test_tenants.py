@@ -499,3 +499,28 @@ def test_a_create_retried_after_its_game_was_deleted_makes_a_new_game(host_on) -
     again = host.client.post("/v1/games", json=body, headers=once)
     assert again.status_code == 201 and again.get_json()["game_id"] != first
     assert _today_usage(host, "acme")["creates"] == 2
+
+
+def test_a_keys_own_quotas_hold_for_the_games_it_made_whoever_moves_or_watches(host_on) -> None:
+    host = host_on(tenancy="required", tenant_writes_per_second=1000, tenant_open_streams=1000,
+                   events_heartbeat=0.05)
+    key, record = new_key("Delta", ["games:write", "games:read"], {"writes_per_second": 1, "open_streams": 1})
+    host.registry.add(record)
+    game = host.client.post("/v1/games", json={"map": "rust_belt", "players": PLAYERS},
+                            headers={"X-API-Key": key}).get_json()
+    statuses = []
+    for _ in range(3):  # within a second or two: two of them share a second
+        seat = host.client.get(f"/v1/games/{game['game_id']}").get_json()["active_seat"]
+        moved = host.client.post(f"/v1/games/{game['game_id']}/moves",
+                                 json={"type": "issue_shares", "count": 0},
+                                 headers={"Authorization": f"Bearer {game['seats'][seat]['token']}"})
+        statuses.append(moved.status_code)
+        if moved.status_code == 429:
+            assert (moved.get_json()["quota"], moved.get_json()["limit"]) == ("writes_per_second", 1)
+    assert 429 in statuses and 200 in statuses
+    path = f"/v1/games/{game['game_id']}/events"
+    first = host.client.get(path, buffered=False)  # a spectator's, without a key
+    assert first.status_code == 200
+    second = host.client.get(path, headers={"X-API-Key": key}, buffered=False)
+    assert second.status_code == 429 and second.get_json()["limit"] == 1
+    first.close()

@@ -19,7 +19,7 @@ from flask import Flask, current_app, g, request
 from service.observability import metrics
 from service.referee.errors import GameError, not_found
 from service.referee.games import Games
-from service.referee.tenancy import ANONYMOUS, Caller, Quotas, Tenancy, quota_spent
+from service.referee.tenancy import ANONYMOUS, Caller, Tenancy, quota_spent
 from service.store import StoreUnavailable
 from service.tenants import registry_from_env
 from service.tenants.ledger import ledger_from_env
@@ -92,13 +92,14 @@ def metered(items: Iterator[T], games: Games, game_id: str,
     and ended when the key it was opened with is revoked. A game of nobody's streams as it is."""
     hosted = tenancy()
     found = games.store.meta(game_id)
-    tenant = None if found is None else orjson.loads(found[1]).get("tenant")
+    meta = {} if found is None else orjson.loads(found[1])
+    tenant = meta.get("tenant")
     who = caller_or_anonymous()
     if tenant is None and who.key is None:
         return items
     lease = None
     if tenant is not None:
-        limit = Quotas.of(hosted.settings, who.key if who.tenant == tenant else None).open_streams
+        limit = hosted.quotas_of(meta).open_streams
         lease = secrets.token_hex(12)
         try:
             held = hosted.ledger.hold(tenant, STREAMS, lease, limit, until=time.time() + STREAM_LEASE_SECONDS)
