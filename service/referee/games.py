@@ -167,6 +167,20 @@ class Games:
             existed = bool(self.archive.purge({game_id})) or existed
         return existed
 
+    def is_retry(self, raw: object, idempotency_key: str | None) -> bool:
+        """Whether a create would be answered with a game an earlier request made (same key,
+        same body, the game still there): such a retry is no new game for a quota to refuse."""
+        if idempotency_key is None:
+            return False
+        key = CreateKey.of(idempotency_key)
+        prior = self.store.create_record(key.shard, key.digest)
+        if prior is None:
+            return False
+        try:
+            return self._replay_create(prior, fingerprint(raw), key) is not None
+        except GameError:
+            return False  # the create says why (IDEMPOTENCY_KEY_REUSED...)
+
     def undo_create(self, created: Created, idempotency_key: str | None) -> None:
         """Takes back a game this request made (a bulk create refused further on): deleted, and
         its Idempotency-Key forgotten, so that a retry makes it again rather than being

@@ -524,3 +524,21 @@ def test_a_keys_own_quotas_hold_for_the_games_it_made_whoever_moves_or_watches(h
     second = host.client.get(path, headers={"X-API-Key": key}, buffered=False)
     assert second.status_code == 429 and second.get_json()["limit"] == 1
     first.close()
+
+
+def test_a_retry_is_answered_even_when_the_days_games_are_spent(host_on) -> None:
+    host = host_on(tenancy="required", tenant_games_per_day=3)
+    body = {"map": "rust_belt", "players": PLAYERS}
+    once = {**host.as_("acme"), "Idempotency-Key": "one-9b1c6f0e-4d2a-4b7e-a1c3-00000000000c"}
+    made = host.client.post("/v1/games", json=body, headers=once)
+    bulk = {"games": [body, body]}
+    twice = {**host.as_("acme"), "Idempotency-Key": "two-9b1c6f0e-4d2a-4b7e-a1c3-00000000000c"}
+    both = host.client.post("/v1/games/bulk", json=bulk, headers=twice)
+    assert (made.status_code, both.status_code) == (201, 201)
+    # Three made: the quota is spent for new games, not for the answers already given.
+    assert host.client.post("/v1/games", json=body, headers=host.as_("acme")).status_code == 429
+    again = host.client.post("/v1/games", json=body, headers=once)
+    assert again.status_code == 201 and again.get_json()["game_id"] == made.get_json()["game_id"]
+    bulk_again = host.client.post("/v1/games/bulk", json=bulk, headers=twice)
+    assert bulk_again.status_code == 201 and bulk_again.get_json() == both.get_json()
+    assert _today_usage(host, "acme")["creates"] == 3

@@ -95,7 +95,8 @@ def create_game() -> Response:
                        max_moves=bound)
     who = caller()
     tenancy().may_create(who)
-    tenancy().charge_creates(who, 1)
+    if who.key is not None and not games().is_retry(raw, key):
+        tenancy().charge_creates(who, 1)
     created = create_one(body, raw, key, who)
     g.game_id = created.game_id
     version = orjson.loads(created.body)["version"]

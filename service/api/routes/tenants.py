@@ -85,9 +85,13 @@ def create_games() -> Response:
             problem = invalid(exc)
             raise ApiError(400, problem.code, f"game {index}: {problem.detail}", index=index,
                            **problem.extra) from None
-    hosted.charge_creates(who, len(bodies))
-    # A retry of the whole request (its Idempotency-Key) makes each game's answer again.
+    # A retry of the whole request (its Idempotency-Key) makes each game's answer again; only
+    # the games it would make anew count against the quota.
     key = idempotency_key()
+    if who.key is not None:
+        fresh = sum(1 for index, one in enumerate(raw["games"])
+                    if not games().is_retry(one, None if key is None else f"{key}:{index}"))
+        hosted.charge_creates(who, fresh)
     made: list[Created] = []
     try:
         for index, (body, one) in enumerate(zip(bodies, raw["games"], strict=True)):
