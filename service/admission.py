@@ -14,7 +14,9 @@ address could take every slot, and `/v1/health` would time out for everyone. So,
 - an address whose requests had a token refused (401) `auth_failures` times this minute has its
   requests with a token refused, `429 TOO_MANY_AUTH_FAILURES`, before the app reads any game;
 - a request body must arrive whole within `body_seconds`, else `408 BODY_TIMEOUT`: the body is
-  read here, before the app, under a watchdog that shuts the socket when time is up.
+  read here, before the app, under a watchdog that shuts the socket when time is up; one that
+  ends before its Content-Length (the client hung up) is `400 BODY_INCOMPLETE`. Either is one
+  log line, never a traceback.
 
 Every refusal closes the connection (`Connection: close`), so a refused client holds nothing.
 The counts are this process's (gunicorn runs WEB_CONCURRENCY of them): an address may hold
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import re
 import socket
@@ -42,6 +45,7 @@ import orjson
 RESERVED_PATHS = frozenset({"/v1/health", "/v1/ready"})
 GAME = re.compile(r"^/v1/games/([A-Za-z0-9_-]{1,64})(/events)?$")
 READ_SIZE = 64 << 10
+log = logging.getLogger("service.admission")
 
 
 @dataclass(frozen=True)
@@ -151,13 +155,19 @@ class Admission:
         try:
             try:
                 whole = self._read_body(environ)
+            except BodyBrokeOff as exc:
+                self._leave(address, game)
+                _body_refused(environ, address, "BODY_INCOMPLETE", str(exc))
+                return self._refuse(environ, start_response, 400, "BODY_INCOMPLETE", str(exc))
             except BadBody as exc:
                 self._leave(address, game)
+                _body_refused(environ, address, "BAD_CHUNKED_BODY", str(exc))
                 return self._refuse(environ, start_response, 400, "BAD_CHUNKED_BODY", str(exc))
             if not whole:
                 self._leave(address, game)
-                return self._refuse(environ, start_response, 408, "BODY_TIMEOUT",
-                                    f"the request body did not arrive within {self.limits.body_seconds:g} s")
+                detail = f"the request body did not arrive within {self.limits.body_seconds:g} s"
+                _body_refused(environ, address, "BODY_TIMEOUT", detail)
+                return self._refuse(environ, start_response, 408, "BODY_TIMEOUT", detail)
             result = self.app(environ, start_response)
         except BaseException:
             self._leave(address, game)
@@ -272,6 +282,10 @@ class Admission:
             watchdog.cancel()
         if expired.is_set():
             return False
+        if length > 0 and size < length:
+            # The client hung up mid-body. Left to the app, the short body would surface as
+            # werkzeug's ClientDisconnected wherever the body is first read, with a traceback.
+            raise BodyBrokeOff(f"the request body broke off after {size} of {length} bytes")
         data = b"".join(parts)
         environ["wsgi.input"] = io.BytesIO(data)
         if chunked:
@@ -298,6 +312,14 @@ class Admission:
         return _Held([body], lambda: _shut_reading(sock))
 
 
+def _body_refused(environ: Mapping[str, object], address: str, code: str, detail: str) -> None:
+    """One line for a body refused (a slow or broken-off client is the client's fault, not ours:
+    no traceback)."""
+    log.warning("request body refused: %s", detail, extra={"fields": {
+        "event": "body_refused", "code": code, "method": str(environ.get("REQUEST_METHOD"))[:20],
+        "path": str(environ.get("PATH_INFO"))[:200], "remote": address}})
+
+
 def _shut_reading(sock: socket.socket | None) -> None:
     if sock is not None:
         with contextlib.suppress(OSError):
@@ -312,6 +334,10 @@ def refusal(status: int, code: str, detail: str) -> tuple[int, str, str]:
 
 class BadBody(Exception):
     """A body that broke off or is malformed (not a timeout)."""
+
+
+class BodyBrokeOff(BadBody):
+    """A body of known length whose client stopped sending (hung up) before its end."""
 
 
 def _drop(counts: dict[str, int], key: str) -> None:

@@ -41,7 +41,9 @@ API_CODES: dict[str, ApiCode] = {
     "SEAT_REQUIRED": ApiCode(400, "`moves/validate` needs a seat token or a `seat` field in the move"),
     "BAD_REQUEST": ApiCode(400, "the HTTP request itself is malformed"),
     "BAD_CHUNKED_BODY": ApiCode(
-        400, "a `Transfer-Encoding: chunked` body whose chunks are malformed, or a body that broke off"),
+        400, "a `Transfer-Encoding: chunked` body whose chunks are malformed or that broke off"),
+    "BODY_INCOMPLETE": ApiCode(
+        400, "the body ended before its `Content-Length` (the client stopped sending); nothing was done"),
     # The server's own answers to a request it cannot read (service/serving.py, under gunicorn).
     "BAD_REQUEST_LINE": ApiCode(400, "the request line is not `METHOD target HTTP/1.x`"),
     "BAD_METHOD": ApiCode(400, "the request's method is not a valid HTTP method token"),

@@ -46,7 +46,7 @@ def test_the_scan_finds_the_raise_sites_it_should(tool) -> None:  # type: ignore
 
 # The admission layer's refusals (service/admission.py), answered before the app reads anything.
 FRONT_CODES = ("TOO_MANY_REQUESTS", "TOO_MANY_WAITS", "TOO_MANY_AUTH_FAILURES", "BODY_TIMEOUT",
-               "BAD_CHUNKED_BODY")
+               "BAD_CHUNKED_BODY", "BODY_INCOMPLETE")
 
 
 def test_every_code_the_admission_layer_answers_is_listed_with_its_status(tool) -> None:  # type: ignore[no-untyped-def]

@@ -110,3 +110,32 @@ def test_streams_events_on_flasks_threaded_server() -> None:
         assert (event["version"], event["seat"], event["game"]["version"]) == (1, seat, 1)
     finally:
         stop(proc)
+
+
+def test_a_slow_body_whose_client_hangs_up_is_one_log_line_not_a_traceback() -> None:
+    """A body sent slowly and cut off by its client, or not whole by the deadline: the dev
+    server logs one line for each (werkzeug's ClientDisconnected surfaced as a traceback)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    proc, port = serve({**env, "AOS_BODY_TIMEOUT_SECONDS": "1"})
+    head = (b"POST /v1/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n")
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as hangs_up:
+            hangs_up.sendall(head + b'{"map')
+            time.sleep(0.3)
+            hangs_up.sendall(b'_id"')
+            time.sleep(0.3)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as too_slow:
+            too_slow.sendall(head + b'{"map')
+            answer = too_slow.recv(65536)  # the deadline passes: the answer, then the close
+        assert answer.startswith(b"HTTP/1.1 408") and b"BODY_TIMEOUT" in answer
+        time.sleep(0.5)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/health", timeout=5) as response:
+            assert response.status == 200
+    finally:
+        log = stop(proc)
+    assert "Traceback" not in log and "ClientDisconnected" not in log
+    refused = [line for line in log.splitlines() if '"event":"body_refused"' in line]
+    assert len(refused) == 2, log
+    assert '"code":"BODY_INCOMPLETE"' in refused[0] and "broke off after 9 of 100 bytes" in refused[0]
+    assert '"code":"BODY_TIMEOUT"' in refused[1]
