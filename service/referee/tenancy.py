@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from service.observability import metrics
 from service.store.base import GameStore
 from service.tenants import KeyRegistry, TenantKey, key_id_of, matches
-from service.tenants.ledger import Ledger, day_of, seconds_to_midnight
+from service.tenants.ledger import Ledger, seconds_to_midnight
 
 from . import listing, tokens
 from .errors import GameError
@@ -72,6 +72,25 @@ class Quotas:
 def quota_spent(name: str, limit: int, retry_after: int) -> GameError:
     return GameError("QUOTA_EXCEEDED", f"this tenant's {name} quota of {limit} is spent",
                      quota=name, limit=limit, retry_after=retry_after)
+
+
+@dataclass
+class Charge:
+    """Games counted in a tenant's day before they are made (Tenancy.charge_creates)."""
+
+    ledger: Ledger
+    tenant: str | None
+    count: int
+    at: float
+
+    def refund(self, count: int | None = None) -> None:
+        """Gives back `count` of the games charged (all by default) that were not made after
+        all: refused further on, or a retry answered with an earlier request's game."""
+        count = self.count if count is None else min(count, self.count)
+        if self.tenant is None or count <= 0:
+            return
+        self.ledger.count(self.tenant, "creates", -count, at=self.at)
+        self.count -= count
 
 
 QUOTAS_CACHE_SECONDS = 30.0  # a key's own quotas, as a game's writes and streams read them
@@ -151,22 +170,26 @@ class Tenancy:
 
     # -- what they used -----------------------------------------------------------------------
 
-    def charge_creates(self, caller: Caller, count: int, *, now: float | None = None) -> None:
-        """Counts `count` new games against the tenant's day; refuses them all when they would
-        pass its quota."""
-        if caller.key is None:
-            return
+    def charge_creates(self, caller: Caller, count: int, *, now: float | None = None) -> Charge:
+        """Counts `count` new games in the tenant's day at once, so that concurrent creates on
+        every instance never pass its quota together; refuses them all (counting nothing) when
+        they would pass it. The games not made after all are given back with the charge's
+        `refund`."""
         now = time.time() if now is None else now
+        if caller.key is None or count <= 0:
+            return Charge(self.ledger, None, 0, now)
         quota = Quotas.of(self.settings, caller.key).games_per_day
-        used = self.ledger.usage(caller.key.tenant, [day_of(now)])[day_of(now)]["creates"]
-        if used + count > quota:
+        tenant = caller.key.tenant
+        if self.ledger.count(tenant, "creates", count, at=now) > quota:
+            self.ledger.count(tenant, "creates", -count, at=now)
             raise quota_spent("games_per_day", quota, seconds_to_midnight(now))
+        return Charge(self.ledger, tenant, count, now)
 
     def created(self, caller: Caller, game_id: str, map_id: str, created_ms: int) -> None:
+        """A game made (and charged for): listed, and seen by the metric."""
         if caller.key is None:
             return
         self.ledger.add_game(caller.key.tenant, game_id, map_id, created_ms)
-        self.ledger.count(caller.key.tenant, "creates", at=created_ms / 1000)
         metrics.TENANT_USAGE.labels(tenant=caller.key.tenant, kind="creates").inc()
 
     def quotas_of(self, meta: Mapping[str, Any]) -> Quotas:

@@ -542,3 +542,25 @@ def test_a_retry_is_answered_even_when_the_days_games_are_spent(host_on) -> None
     bulk_again = host.client.post("/v1/games/bulk", json=bulk, headers=twice)
     assert bulk_again.status_code == 201 and bulk_again.get_json() == both.get_json()
     assert _today_usage(host, "acme")["creates"] == 3
+
+
+def test_concurrent_creates_on_two_instances_never_pass_the_days_quota(host_on) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    one, other = host_on(tenancy="required", tenant_games_per_day=5), host_on(tenancy="required",
+                                                                              tenant_games_per_day=5)
+    other.keys = one.keys  # the same keys, in the same store
+    body = {"map": "rust_belt", "players": PLAYERS}
+
+    def create(n: int) -> int:
+        host = (one, other)[n % 2]
+        client = host.app.test_client()
+        return client.post("/v1/games", json=body, headers=one.as_("acme")).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(create, range(16)))
+    # Each is counted before it is made: the first five counted are made, the rest refused.
+    assert sorted(statuses) == [201] * 5 + [429] * 11, statuses
+    listed = one.client.get("/v1/games", headers=one.as_("acme")).get_json()["games"]
+    assert len(listed) == 5 == _today_usage(one, "acme")["creates"]
+    assert one.create("acme", 429)["quota"] == "games_per_day"

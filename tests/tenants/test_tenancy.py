@@ -73,10 +73,14 @@ def test_games_a_day_are_counted_per_tenant_and_refused_past_the_quota() -> None
     assert raised.value.extra == {"quota": "games_per_day", "limit": 3, "retry_after": 86_380}
     hosted.charge_creates(acme, 1, now=DAY + 20)  # one more fits
     hosted.charge_creates(beta, 3, now=DAY + 20)  # another tenant's day is its own
-    hosted.charge_creates(acme, 3, now=DAY + 86_400)  # and so is the next day
+    next_day = hosted.charge_creates(acme, 3, now=DAY + 86_400)  # and so is the next day
+    next_day.refund(1)  # one of them was not made after all: its place is free again
+    hosted.charge_creates(acme, 1, now=DAY + 86_410)
+    assert code(lambda: hosted.charge_creates(acme, 1, now=DAY + 86_420)) == "QUOTA_EXCEEDED"
     usage = hosted.usage(acme, "2026-01-01", "2026-01-02")
-    assert usage["days"][0] == {"date": "2026-01-01", "creates": 2, "moves": 0, "stream_minutes": 0,
+    assert usage["days"][0] == {"date": "2026-01-01", "creates": 3, "moves": 0, "stream_minutes": 0,
                                 "webhook_deliveries": 0}
+    assert usage["days"][1]["creates"] == 3
     assert code(lambda: hosted.usage(acme, "2026-01-02", "2026-01-01")) == "BAD_DATE"
     assert code(lambda: hosted.usage(ANONYMOUS, "2026-01-01", "2026-01-01")) == "API_KEY_REQUIRED"
 

@@ -95,9 +95,15 @@ def create_game() -> Response:
                        max_moves=bound)
     who = caller()
     tenancy().may_create(who)
-    if who.key is not None and not games().is_retry(raw, key):
-        tenancy().charge_creates(who, 1)
-    created = create_one(body, raw, key, who)
+    fresh = 0 if who.key is None or games().is_retry(raw, key) else 1
+    charge = tenancy().charge_creates(who, fresh)
+    try:
+        created = create_one(body, raw, key, who)
+    except BaseException:
+        charge.refund()
+        raise
+    if created.replayed:
+        charge.refund()  # a retry of the same key got in first: its game was counted then
     g.game_id = created.game_id
     version = orjson.loads(created.body)["version"]
     headers = {"Location": f"/v1/games/{created.game_id}", "ETag": etag(version)}

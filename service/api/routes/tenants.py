@@ -88,10 +88,10 @@ def create_games() -> Response:
     # A retry of the whole request (its Idempotency-Key) makes each game's answer again; only
     # the games it would make anew count against the quota.
     key = idempotency_key()
-    if who.key is not None:
-        fresh = sum(1 for index, one in enumerate(raw["games"])
-                    if not games().is_retry(one, None if key is None else f"{key}:{index}"))
-        hosted.charge_creates(who, fresh)
+    fresh = 0 if who.key is None else sum(
+        1 for index, one in enumerate(raw["games"])
+        if not games().is_retry(one, None if key is None else f"{key}:{index}"))
+    charge = hosted.charge_creates(who, fresh)
     made: list[Created] = []
     try:
         for index, (body, one) in enumerate(zip(bodies, raw["games"], strict=True)):
@@ -106,7 +106,9 @@ def create_games() -> Response:
         # was answered with again were an earlier request's, and stay).
         for index, created in enumerate(made):
             games().undo_create(created, None if key is None else f"{key}:{index}")
+        charge.refund()
         raise
+    charge.refund(charge.count - sum(1 for c in made if not c.replayed))
     for created in made:
         _record(who, created)
     return json_response({"games": [orjson.loads(c.body) for c in made]}, 201)
