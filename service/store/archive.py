@@ -348,7 +348,8 @@ class Archive:
         order of the ledger in Redis, whose pages this merges with), strictly
         after the cursor `before` (created ms, game id); at most `count`. `finished` and
         `map_id` filter."""
-        where, params = ["tenant = %s"], [tenant]
+        where: list[str] = ["tenant = %s"]
+        params: list[object] = [tenant]
         if before is not None:
             where.append('(created_at, id COLLATE "C") < (to_timestamp(%s::double precision / 1000), %s)')
             params += [before[0], before[1]]
