@@ -12,49 +12,23 @@ sets the next decision's clock, due at once again if the next seat is a computer
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 
-from service.engine import game
 from service.engine.layout import State
 from service.referee import bots
 from service.referee.conditions import etag
 from service.referee.errors import GameError
 from service.referee.games import Games
-from service.sim import levels
 from service.store import ClaimedClock, Stored
 
 from . import metrics
+from .searches import SearchPool, bot_move
 
 log = logging.getLogger(__name__)
 
 DEFER_SECONDS = 0.2  # every search thread busy: the seat is due again this much later
 RETRY_SECONDS = 5.0  # a search or commit that failed (a bug, the store away) is tried again then
-
-
-class SearchPool:
-    """The worker's search threads, shared by computer seats and hints: CPU work, bounded."""
-
-    def __init__(self, threads: int) -> None:
-        self.threads = threads
-        self.pool = ThreadPoolExecutor(threads, thread_name_prefix="aos-search")
-        self.in_flight: set[Future] = set()
-        self._lock = threading.Lock()
-
-    def free(self) -> int:
-        with self._lock:
-            self.in_flight = {f for f in self.in_flight if not f.done()}
-            return self.threads - len(self.in_flight)
-
-    def submit(self, work: Callable[[], None]) -> None:
-        future = self.pool.submit(work)
-        with self._lock:
-            self.in_flight.add(future)
-
-    def close(self) -> None:
-        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 class Computer:
@@ -86,8 +60,7 @@ class Computer:
         started = time.perf_counter()
         outcome = "failed"
         try:
-            moves = game.legal_moves(state, seat)
-            move = levels.choose(state, seat, moves, level, stored.version, time_ms=self.max_ms)
+            move = self.pool.compute(bot_move, state, seat, level, stored.version, self.max_ms)
             self.games.apply(game_id, seat, move, if_match=etag(stored.version), idempotency_key=None,
                              stored=stored, by=bots.BY)
             outcome = "bot_applied"

@@ -9,7 +9,6 @@ dropped unsearched: its answer would be stale before it was given.
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable
 
@@ -18,11 +17,10 @@ import orjson
 from service.engine import game
 from service.referee import hints
 from service.referee.games import Games
-from service.sim.search import Budget, search
 from service.store import Delivery
 
 from . import metrics
-from .computer import SearchPool
+from .searches import SearchPool, hint_moves
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +77,13 @@ class HintJob:
         if game.active_seat(state) != seat:
             return "stale"
         budget = min(job["budget_ms"], self.settings.hint_max_ms)
-        # Seeded by the position, as a computer seat's search is: a hint taken over by another
-        # worker says the same (unless the time budget ends the search at another point).
-        rng = random.Random(f"{state['seed_commitment']}:{version}:{seat}:hint")
-        analysis = search(state, seat, Budget(time_ms=budget), rng, game.legal_moves(state, seat))
-        found = [(r.move, r.value, r.visits) for r in analysis.moves[:hints.TOP]]
+        started = time.perf_counter()
+        found = self.pool.compute(hint_moves, state, seat, version, budget, hints.TOP)
         hint_id = hints.hint_id_of(version, seat)
         body = hints.answer(hint_id, "done", version, seat, budget, hints.ranked(state, seat, found))
         self.store.keep(game_id, hints.kept_name(seat), version, body, self.settings.hint_ttl)
         log.info("hint searched", extra={"fields": {
             "event": "hint", "game_id": game_id, "version": version, "seat": seat,
-            "simulations": analysis.simulations, "ms": round(analysis.seconds * 1000)}})
+            "visits": sum(visits for _, _, visits in found),
+            "ms": round((time.perf_counter() - started) * 1000)}})
         return "done"

@@ -33,9 +33,10 @@ from service.webhooks import addresses
 
 from . import metrics
 from .clocks import ClockJob
-from .computer import Computer, SearchPool
+from .computer import Computer
 from .config import WorkerSettings
 from .hints import HintJob
+from .searches import SearchPool
 from .webhooks import WebhookDeliveries, WebhookOutbox
 
 log = logging.getLogger("service.worker")

@@ -9,8 +9,8 @@ import time
 
 from service.referee.games import Games
 from service.store import MemoryStore
-from service.worker.computer import SearchPool
 from service.worker.hints import HintJob
+from service.worker.searches import SearchPool
 
 
 def auth(token: str, **headers: str) -> dict:

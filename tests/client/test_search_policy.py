@@ -16,8 +16,8 @@ from werkzeug.serving import make_server
 from service.api import create_app
 from service.referee.settings import Settings
 from service.store import MemoryStore
-from service.worker.computer import SearchPool
 from service.worker.hints import HintJob
+from service.worker.searches import SearchPool
 
 
 def serve(settings: Settings) -> Iterator[str]:

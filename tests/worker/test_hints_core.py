@@ -14,8 +14,8 @@ from service.referee.errors import GameError
 from service.referee.games import Games
 from service.referee.hints import Hints
 from service.referee.settings import Settings
-from service.worker.computer import SearchPool
 from service.worker.hints import HintJob
+from service.worker.searches import SearchPool
 
 
 def new_game(games: Games) -> tuple[str, list[str]]:
