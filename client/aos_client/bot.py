@@ -516,7 +516,7 @@ def play_game(
     started = time.perf_counter()
     names = list(names or [f"{p.name}-{i}" for i, p in enumerate(policies)])
     created = api.create_game(NewGame(map=map_id, players=[NewGamePlayer(name=n) for n in names], seed=seed))
-    tokens = {s.seat: s.token for s in created.seats}
+    tokens = {s.seat: s.token for s in created.seats if s.token is not None}
     view, moves = play_seats(api, created.game_id, dict(enumerate(policies)), tokens,
                              max_moves=max_moves, on_move=on_move)
     return GameResult(view.game_id, view, moves, time.perf_counter() - started, [p.name for p in policies])

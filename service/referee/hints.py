@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 
 import orjson
 
 from service.engine import game, words
 from service.engine.errors import IllegalMove
+from service.engine.layout import Move, State
 from service.store import Delivery, Stored
 
 from . import tokens
@@ -54,7 +56,7 @@ def answer(hint_id: str, status: str, version: int, seat: int, budget_ms: int | 
                          "budget_ms": budget_ms, "moves": moves or []})
 
 
-def ranked(state: dict, seat: int, found: list[tuple[dict, float | None, int]]) -> list[dict]:
+def ranked(state: State, seat: int, found: Sequence[tuple[Move, float | None, int]]) -> list[dict]:
     """The answer's moves from (move, value, visits), best first, each with its words."""
     texts = words.with_texts(state, seat, [move for move, _, _ in found])
     return [{"move": move, "text": told["text"], "value": None if value is None else round(value, 4),

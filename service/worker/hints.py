@@ -8,6 +8,7 @@ dropped unsearched: its answer would be stale before it was given.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -46,7 +47,7 @@ class HintJob:
         lease = now + self.settings.hint_max_ms / 1000 + LEASE_MARGIN_SECONDS
         claimed = self.store.claim_deliveries(now, lease, free, queue=hints.QUEUE)
         for job in claimed:
-            self.pool.submit(lambda job=job: self.answer(job))
+            self.pool.submit(functools.partial(self.answer, job))
         return len(claimed)
 
     def answer(self, claimed: Delivery) -> None:
