@@ -11,8 +11,9 @@ address could take every slot, and `/v1/health` would time out for everyone. So,
 - requests in flight from one address: at most `per_address`; beyond, `429 TOO_MANY_REQUESTS`;
 - `/v1/health` and `/v1/ready` are never refused here; past the worker's connection ceiling
   the gevent worker answers `/v1/health` itself (service/serving.py, the reserved path);
-- an address whose requests had a token refused (401) `auth_failures` times this minute has its
-  requests with a token refused, `429 TOO_MANY_AUTH_FAILURES`, before the app reads any game;
+- an address whose requests had a token or a tenant's API key refused (401) `auth_failures` times
+  this minute has its requests with either refused, `429 TOO_MANY_AUTH_FAILURES`, before the app
+  reads any game or key (guessing keys from one address gets 60 guesses a minute);
 - a request body must arrive whole within `body_seconds`, else `408 BODY_TIMEOUT`: the body is
   read here, before the app, under a watchdog that shuts the socket when time is up; one that
   ends before its Content-Length (the client hung up) is `400 BODY_INCOMPLETE`. Either is one
@@ -143,10 +144,11 @@ class Admission:
         if environ.get("PATH_INFO") in RESERVED_PATHS:
             return self.app(environ, start_response)
         address = str(environ.get("REMOTE_ADDR") or "unknown")
-        if "HTTP_AUTHORIZATION" in environ and self._failing(address):
+        credentials = "HTTP_AUTHORIZATION" in environ or "HTTP_X_API_KEY" in environ
+        if credentials and self._failing(address):
             return self._refuse(environ, start_response, 429, "TOO_MANY_AUTH_FAILURES", (
                 f"more than {self.limits.auth_failures} requests from this address had a token "
-                f"refused in the last minute"))
+                f"or API key refused in the last minute"))
         start_response = self._counting_failures(address, start_response)
         game = _wait_of(environ)
         refused = self._enter(address, game)

@@ -147,9 +147,9 @@ API_CODES: dict[str, ApiCode] = {
         "process as it may; nothing was looked at, and the connection is closed",
         headers=("Retry-After",)),
     "TOO_MANY_AUTH_FAILURES": ApiCode(
-        429, "requests from this client address had a token refused (401) "
-        "`AOS_MAX_AUTH_FAILURES_PER_MINUTE` times (60) this minute: its requests with a token are "
-        "refused for the rest of it; nothing was looked at", headers=("Retry-After",)),
+        429, "requests from this client address had a token or API key refused (401) "
+        "`AOS_MAX_AUTH_FAILURES_PER_MINUTE` times (60) this minute: its requests with a token or "
+        "key are refused for the rest of it; nothing was looked at", headers=("Retry-After",)),
     "INTERNAL": ApiCode(500, "a bug: it has been logged with the request's `X-Request-Id`"),
     "TRANSFER_CODING_UNSUPPORTED": ApiCode(501, "a `Transfer-Encoding` other than `chunked`"),
     "AT_CAPACITY": ApiCode(

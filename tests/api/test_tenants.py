@@ -564,3 +564,18 @@ def test_concurrent_creates_on_two_instances_never_pass_the_days_quota(host_on) 
     listed = one.client.get("/v1/games", headers=one.as_("acme")).get_json()["games"]
     assert len(listed) == 5 == _today_usage(one, "acme")["creates"]
     assert one.create("acme", 429)["quota"] == "games_per_day"
+
+
+def test_guessing_keys_from_one_address_is_refused_before_any_key_is_read(host_on, monkeypatch) -> None:
+    monkeypatch.setenv("AOS_MAX_AUTH_FAILURES_PER_MINUTE", "5")
+    host = host_on(tenancy="required")
+    reads: list[str] = []
+    real_get = host.registry.get
+    host.registry.get = lambda key_id: reads.append(key_id) or real_get(key_id)  # type: ignore[method-assign]
+    guesses = [f"aos_{host.ids['acme']}_{'G' * 42}{n}" for n in range(8)]
+    statuses = [host.client.get("/v1/games", headers={"X-API-Key": guess}).status_code for guess in guesses]
+    assert statuses == [401] * 5 + [429] * 3
+    assert len(reads) == 5  # the refused ones read no key
+    refused = host.client.get("/v1/games", headers=host.as_("acme"))  # even the right key, this minute
+    assert refused.status_code == 429 and refused.get_json()["code"] == "TOO_MANY_AUTH_FAILURES"
+    assert host.client.get("/v1/maps").status_code == 200  # requests without a key go on
