@@ -17,7 +17,7 @@ from service.store import GameStore, store_from_env
 from service.webhooks import addresses
 
 from . import responses
-from .plumbing import bodies, cors, instrumentation, limits, security, tenancy
+from .plumbing import after_response, bodies, cors, instrumentation, limits, security, tenancy
 from .plumbing.proxies import TrustedProxies
 from .routes import BLUEPRINTS, live, webhooks
 
@@ -48,6 +48,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     cors.install(app)
     instrumentation.install(app)
     bodies.install(app)
+    after_response.install(app, games)  # the next seat's legal moves, listed ahead
     security.install(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)

@@ -3,6 +3,7 @@ parse the request, this module decides, the routes shape the response."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from collections.abc import Callable, Sequence
@@ -20,7 +21,7 @@ from service.observability import metrics
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
-from . import admin, bots, clocks, orders, restore, timeline, tokens, whatif
+from . import admin, bots, clocks, legal, orders, restore, timeline, tokens, whatif
 from .conditions import etag_matches
 from .errors import GameError, deleted, not_found
 from .settings import Settings
@@ -139,6 +140,9 @@ class Games:
         self.restore = restore.restorer(store, settings, render_at, self.archive)
         # Tenants' quotas and usage (tenancy.py), when the service is hosted for them.
         self.tenancy: Tenancy | None = None
+        # Runs work that follows a commit but need not delay its answer (list_ahead): the API
+        # runs it after the response is sent. None: such work is not done.
+        self.defer: Callable[[Callable[[], None]], None] | None = None
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -203,23 +207,38 @@ class Games:
         return self.found(game_id, lambda: self.store.version(game_id))
 
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
-        # A client asks for a turn's legal moves once, as the version comes; working them out
-        # (a build turn's above all) costs less than another round trip to keep them. So they
-        # are kept for the second reader of a version and seat (a second screen, a spectator, a
-        # client polling), and read back with the game in the same one read.
-        name, ttl = f"legal:{seat}", self.settings.legal_moves_ttl
+        # A client asks for a turn's legal moves once, as the version comes. The deciding
+        # seat's are worked out ahead, after the commit that made the version, when that seat's
+        # listings are read (list_ahead); any other seat's are worked out here, and kept for
+        # the second reader of a version and seat (a second screen, a spectator, a client
+        # polling). Either way they are read back with the game in the same one read.
+        name, ttl = legal.name(seat), self.settings.legal_moves_ttl
         stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
-        if kept is not None:
-            return stored.version, kept
+        answer = legal.kept_answer(kept, stored.state)
+        if answer is not None:
+            return stored.version, answer
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
             raise GameError("NO_SUCH_SEAT", f"this game has no seat {seat}")
-        moves = words.with_texts(state, seat, game.legal_moves(state, seat))
-        body = orjson.dumps(
-            {"version": stored.version, "seat": seat, "phase": state["phase"], "moves": moves})
+        answer = legal.body(state, seat, stored.version)
         if again:
-            self.store.keep(game_id, name, stored.version, body, ttl)
-        return stored.version, body
+            self.store.keep(game_id, name, stored.version, legal.kept_value(stored.state, answer), ttl)
+        return stored.version, answer
+
+    def list_ahead(self, game_id: str, version: int, stored_state: bytes, state: State) -> None:
+        """Works out the legal moves of the seat that decides at `version` (committed with the
+        stored state `stored_state`, which is `state`) and keeps them for its first reader, if
+        that seat's listings are read at all: otherwise nobody would ask, and the work would be
+        wasted. Runs off the request path (`defer`), after the commit's answer is sent."""
+        seat = game.active_seat(state)
+        if seat is None:
+            return
+        name, ttl = legal.name(seat), self.settings.legal_moves_ttl
+        if not self.store.was_read(game_id, name):
+            return
+        answer = legal.body(state, seat, version)
+        self.store.keep(game_id, name, version, legal.kept_value(stored_state, answer), ttl,
+                        if_current=True)
 
     def history(self, game_id: str) -> tuple[int, bytes]:
         version = self.version(game_id)
@@ -513,6 +532,7 @@ class Games:
             # One commit time for the log entries, the clock set and the view's deadline.
             at_ms = clocks.now_ms()
             change = plan(stored, at_ms)
+            state = None if change.view is None else orjson.dumps(change.state)
             deadline = bots.due_seconds(orjson.loads(change.meta or stored.meta), change.state, at_ms)
             # A retry needs only to know which versions the change made: the answer is made
             # again from the log (and the view at that version), so the record stays small.
@@ -522,7 +542,7 @@ class Games:
                 expected_version=stored.version,
                 expected_meta=stored.meta,
                 entries=change.entries,
-                state=None if change.view is None else orjson.dumps(change.state),
+                state=state,
                 view=change.view,
                 meta=change.meta,
                 ttl=self._ttl(change.state),
@@ -537,7 +557,11 @@ class Games:
                     if timeline.is_move(entry):
                         metrics.MOVES_APPLIED.labels(map=change.state["map"],
                                                      type=timeline.move_type(entry)).inc()
-                return Applied(stored.version + len(change.entries), change.body)
+                version = stored.version + len(change.entries)
+                if state is not None and self.defer is not None:
+                    self.defer(functools.partial(self.list_ahead, game_id, version, state,
+                                                 change.state))
+                return Applied(version, change.body)
             if result.outcome is Outcome.REPLAYED:
                 assert result.replay is not None  # a replayed outcome carries the first answer
                 return self._replayed(game_id, result.replay, fp, replay)

@@ -240,9 +240,17 @@ class GameStore(ABC):
         for a second reader, not for every first one. None when there is no game."""
 
     @abstractmethod
-    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
+             if_current: bool = False) -> None:
         """Keeps a value derived from the game at `version` for `ttl` seconds, one per name: it
-        is read back only while the game is at that version (versions never repeat)."""
+        is read back only while the game is at that version (versions never repeat). With
+        `if_current`, only while the game is still at `version`: a value worked out ahead of
+        its readers never replaces one of a newer version."""
+
+    @abstractmethod
+    def was_read(self, game_id: str, name: str) -> bool:
+        """Whether `load_kept` read `name` of the game within the ttl it was given, at any
+        version: someone asks for it, so it is worth working out ahead."""
 
     def release(self, game_id: str, version: int, ttl: int) -> bool:
         """The game's every version up to `version` is kept elsewhere (the archive), from where

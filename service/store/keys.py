@@ -54,6 +54,10 @@ def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
     return f"{game_keys(game_id, prefix).base}:kept:{name}"
 
 
+# The mark that a kept name was read lately (GameStore.was_read), kept under this name + the name.
+READ = "read:"
+
+
 @dataclass(frozen=True, slots=True)
 class ShardKeys:
     outbox: str  # stream: one entry per change of a game (created, committed), for the worker

@@ -24,7 +24,7 @@ from .base import (
     Outcome,
     Stored,
 )
-from .keys import SHARDS, shard_of
+from .keys import READ, SHARDS, shard_of
 
 Listener = Callable[[str, int], None]
 V = TypeVar("V")
@@ -335,15 +335,25 @@ class MemoryStore(GameStore):
             if game is None:
                 return None
             stored = Stored(game.version, game.state, game.meta)
+            self._kept.set((game_id, READ + name), (game.version, None), ttl)
             kept = self._kept.get((game_id, name))
             if kept is None or kept[0] != game.version:
                 self._kept.set((game_id, name), (game.version, None), ttl)
                 return stored, None, False
             return stored, kept[1], True
 
-    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
+             if_current: bool = False) -> None:
         with self._lock:
+            if if_current:
+                game = self._live(game_id)
+                if game is None or game.version != version:
+                    return
             self._kept.set((game_id, name), (version, value), ttl)
+
+    def was_read(self, game_id: str, name: str) -> bool:
+        with self._lock:
+            return self._kept.get((game_id, READ + name)) is not None
 
     # -- watchers: in process, in place of Redis's event channel ------------------------------
 

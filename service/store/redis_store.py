@@ -55,6 +55,7 @@ from .base import (
 )
 from .keys import (
     PREFIX,
+    READ,
     SHARDS,
     create_record_key,
     game_keys,
@@ -195,6 +196,7 @@ _LOAD = "local values = redis.call('HMGET', KEYS[1], unpack(ARGV))" + _TOUCH + "
 _LOAD_KEPT = "local values = redis.call('HMGET', KEYS[1], 'version', 'state', 'meta')" + _TOUCH + """
 values[4], values[5] = false, 0
 if not values[1] then return values end
+redis.call('SET', KEYS[4], '1', 'EX', ARGV[1])
 local head = values[1] .. '\\n'
 local kept = redis.call('GET', KEYS[3])
 if kept and string.sub(kept, 1, #head) == head then
@@ -204,6 +206,14 @@ else
   redis.call('SET', KEYS[3], head, 'EX', ARGV[1])
 end
 return values
+"""
+
+# A kept value worked out ahead, kept only while the game is at its version (a newer version's
+# is never replaced). KEYS: state, kept. ARGV: version, version line and value, ttl
+_KEEP_CURRENT = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+return 1
 """
 
 # The compare-and-set of a game's metadata alone (its token hashes, which seats are claimed),
@@ -446,6 +456,7 @@ class RedisStore(GameStore):
                     self._commit = client.register_script(_COMMIT)
                     self._load = client.register_script(_LOAD)
                     self._load_kept = client.register_script(_LOAD_KEPT)
+                    self._keep_current = client.register_script(_KEEP_CURRENT)
                     self._history = client.register_script(_HISTORY)
                     self._replace_meta = client.register_script(_REPLACE_META)
                     self._claim_clocks = client.register_script(_CLAIM_CLOCKS)
@@ -648,15 +659,26 @@ class RedisStore(GameStore):
     def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
         keys = game_keys(game_id, self._prefix)
         version, state, meta, kept, again = self._run("load", lambda c: self._load_kept(
-            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix)], args=[ttl],
-            client=c))
+            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix),
+                  kept_key(game_id, READ + name, self._prefix)], args=[ttl], client=c))
         if version is None or state is None or meta is None:
             return None
         return Stored(int(version), state, meta), kept, bool(again)
 
-    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> None:
+    def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
+             if_current: bool = False) -> None:
         key = kept_key(game_id, name, self._prefix)
-        self._run("keep", lambda client: client.set(key, b"%d\n" % version + value, ex=ttl))
+        kept = b"%d\n" % version + value
+        if if_current:
+            state = game_keys(game_id, self._prefix).state
+            self._run("keep", lambda c: self._keep_current(keys=[state, key], args=[version, kept, ttl],
+                                                           client=c))
+            return
+        self._run("keep", lambda client: client.set(key, kept, ex=ttl))
+
+    def was_read(self, game_id: str, name: str) -> bool:
+        key = kept_key(game_id, READ + name, self._prefix)
+        return bool(self._run("load", lambda c: c.exists(key)))
 
     # -- the outbox and the clocks ------------------------------------------------------------
 

@@ -10,6 +10,9 @@ from datetime import datetime
 
 import orjson
 import pytest
+from werkzeug.test import TestResponse
+
+from service.referee import legal
 
 
 def test_maps(api) -> None:
@@ -275,13 +278,90 @@ def test_legal_moves_are_kept_for_the_second_reader_of_a_version(on: str, api_on
     kept = store.load_kept(game_id, name, 60)[1]  # (a read of its own: the second)
     assert kept is None
     second = api.client.get(url).get_data()
-    assert second == first and store.load_kept(game_id, name, 60)[1] == first
+    stored, kept, _ = store.load_kept(game_id, name, 60)
+    assert second == first and legal.kept_answer(kept, stored.state) == first
     assert api.client.get(url).get_data() == first
     assert orjson.loads(first)["version"] == version and orjson.loads(first)["phase"] == "build"
     end = {"type": "end_build"}
     after = api.move(game_id, game["seats"][seat]["token"], end).get_json()["game"]
     assert after["version"] == version + 1
     assert store.load_kept(game_id, name, 60)[1:] == (None, False)
+
+
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_the_deciding_seats_legal_moves_are_listed_ahead_when_they_are_read(on: str, api_on,
+                                                                           redis_url: str) -> None:
+    """Once a seat's listings are read, each version at which it decides has them worked out
+    after the commit that made it (Games.list_ahead), before anyone asks; an undo and a takeback
+    make new versions, listed afresh from their own states. A seat nobody reads is not listed."""
+    from service.store import MemoryStore, RedisStore
+    from tests.api.tables import Table
+
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
+    table = Table(api_on(store), players=3, seed="listed-ahead")
+    order = table.state()["queue"]  # the shares phase: each seat once, in turn order
+    first, second, third = order[0], order[1], order[2]
+
+    def kept(seat: int) -> bytes | None:
+        stored = store.load(table.id)
+        raw = store.load_kept(table.id, legal.name(seat), 60)[1]
+        return legal.kept_answer(raw, stored.state)
+
+    def fresh(seat: int) -> bytes:
+        stored = store.load(table.id)
+        return legal.body(orjson.loads(stored.state), seat, stored.version)
+
+    def done(response: TestResponse) -> None:
+        """The response closed, as a server closes it once sent: the work after it runs."""
+        assert response.status_code == 200, response.get_json()
+        response.close()
+
+    # The second seat's client reads its listing (empty: not its turn); the third's never.
+    assert table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={second}").get_json()["moves"] == []
+    done(table.move(first, {"type": "issue_shares", "count": 1}))
+    assert table.active() == second
+    listed = kept(second)
+    assert listed is not None and listed == fresh(second)
+    assert orjson.loads(listed)["version"] == 1 and len(orjson.loads(listed)["moves"]) > 1
+    answer = table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={second}")
+    assert answer.get_data() == listed and answer.headers["ETag"] == '"1"'
+
+    # The first seat takes its move back: version 2 is version 0's state, the first seat's to
+    # decide. The second seat's listing of version 1 is never served again.
+    table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={first}")
+    done(table.undo(first))
+    assert table.version() == 2 and table.active() == first
+    assert kept(first) == fresh(first) and orjson.loads(kept(first))["version"] == 2
+    again = table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={second}").get_json()
+    assert again["version"] == 2 and again["moves"] == []
+
+    # A takeback: the first seat moves again, then the game goes back to version 2 by consent.
+    done(table.move(first, {"type": "issue_shares", "count": 2}))  # version 3: the second decides
+    assert orjson.loads(kept(second))["version"] == 3
+    done(table.propose(second, 2))
+    for seat in (first, third):
+        if table.view()["takeback"] is not None:
+            done(table.accept(seat))
+    view = table.view()
+    assert view["takeback"] is None and view["active_seat"] == first
+    assert kept(first) == fresh(first) and orjson.loads(kept(first))["version"] == view["version"]
+    body = table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={first}").get_data()
+    assert body == fresh(first)
+    # The third seat's listings are never read: never worked out ahead either.
+    assert store.load_kept(table.id, legal.name(third), 60)[1] is None
+
+
+def test_a_kept_listing_is_served_only_for_the_state_it_was_worked_out_from(api) -> None:
+    """A listing kept at the game's version but worked out from another state (a version that
+    came back some other way than a move) is never the answer: the digest of its state is not
+    the stored state's."""
+    game = api.create(players=3, seed="digest")
+    game_id, seat = game["game_id"], game["active_seat"]
+    store = api.app.extensions["aos.games"].store
+    wrong = orjson.dumps({"version": 0, "seat": seat, "phase": "issue_shares", "moves": []})
+    store.keep(game_id, legal.name(seat), 0, legal.kept_value(b"another state", wrong), 60)
+    answer = api.client.get(f"/v1/games/{game_id}/legal-moves?seat={seat}").get_json()
+    assert answer["version"] == 0 and len(answer["moves"]) > 1
 
 
 def test_game_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
