@@ -1171,9 +1171,10 @@ class AosClient(Replays, LiveUpdates, Transport):
 
         Judges the move for the seat of the token if one is sent, else for the body's `seat` (one of
         the two is required; if both are sent they must agree). A token, if sent, is checked like on
-        `POST …/moves`. An illegal move is a `200` with `legal: false` and the rule's `code`. A
-        legal move's effects stop at its first random step (dice, drawn cubes, shuffles) with
-        `stops_at: random`: nothing random is revealed before the move is made.
+        `POST …/moves`. An illegal move is a `200` with `legal: false` and the rule's `code`; so is
+        a body `seat` that this game does not have (`BAD_MOVE`). A legal move's effects stop at its
+        first random step (dice, drawn cubes, shuffles) with `stops_at: random`: nothing random is
+        revealed before the move is made.
 
         `POST /v1/games/{game_id}/moves/validate` (operationId `validateMove`).
         """
