@@ -216,38 +216,24 @@ def _link_stops(state: State) -> dict[str, tuple[Hex, Hex]]:
 def with_texts(state: State, seat: int, moves: list[Move]) -> list[Move]:
     """The listing `moves` of `seat`, each with its `text` (new dicts; the listing is not
     changed). What the moves share is worked out once: the network for the deliveries, and for
-    the hundreds of builds of a build turn, each hex's words; a build on an empty hex (most of
-    them) is then one lookup of its shape's name."""
+    the hundreds of builds of a build turn, each hex's words (where it is, what is on it) and
+    each set of exits' heading; a build on an empty hex (most of them) is then one lookup of
+    its shape's name. The sentences are Teller.move's, word for word."""
     if not moves:
         return moves
     teller = Teller.of(state)
     who = teller.who(seat)
-    track = state["track"]
-    where_of = teller.places.where
     stops: dict[str, tuple[Hex, Hex]] | None = None
-    # Per hex, the words around a new tile's shape ("Ann builds " ... " north of X for $"), or
-    # None when the hex has track (then the build is worded in full).
-    around: dict[tuple[int, int], tuple[str, str] | None] = {}
+    builds = _BuildWords(teller, who, state)
     named = teller.places.named
     colours = {t.letter: f"{t.color} " for t in load_map(teller.map_id).new_city_tiles.values()}
     out = []
     for move in moves:
         kind = move["type"]
-        if kind == "build" and "tracks" in move and "cost" in move:
-            h = move["hex"]
-            at = (h["q"], h["r"])
-            if at not in around:
-                around[at] = None if f"{at[0]},{at[1]}" in track else (
-                    f"{who} builds ", f" {where_of(at)} for $")
-            words = around[at]
-            if words is not None:
-                tracks = move["tracks"]
-                if len(tracks) == 1:
-                    a, b = tracks[0]
-                    shape = PIECE_NAMES[3 - abs(3 - abs(a - b))]
-                else:
-                    shape = TILE_NAMES.get(_tile([tuple(sorted(t)) for t in tracks]) or "", "track")
-                out.append({**move, "text": f"{words[0]}{shape}{words[1]}{move['cost']}"})
+        if kind == "build" and "cost" in move:
+            text = builds.text(move)
+            if text is not None:
+                out.append({**move, "text": text})
                 continue
         if kind == "urbanize":
             h, letter = move["hex"], move["new_city"]
@@ -262,6 +248,75 @@ def with_texts(state: State, seat: int, moves: list[Move]) -> list[Move]:
             text = teller.move(seat, move, state)
         out.append({**move, "text": text})
     return out
+
+
+class _BuildWords:
+    """The words of a listing's builds (Teller.build's sentences), with what the builds on one
+    hex share worked out once per hex."""
+
+    def __init__(self, teller: Teller, who: str, state: State) -> None:
+        self.teller, self.who = teller, who
+        self.track, self.towns = state["track"], state["towns"]
+        # Per hex: the words around a new tile's shape on an empty hex ("Ann builds " ...
+        # " north of X for $"), or the track on it and where it is.
+        self.tracks: dict[Hex, tuple[str, str] | tuple[set[tuple[int, int]], str]] = {}
+        self.exits: dict[Hex, tuple[set[int], str]] = {}  # per town hex: its exits, its name
+        self.headings: dict[tuple[int, ...], str] = {}
+
+    def heading(self, edges: Sequence[int]) -> str:
+        edges = tuple(edges)
+        words = self.headings.get(edges)
+        if words is None:
+            words = self.headings[edges] = self.teller.heading(edges)
+        return words
+
+    def text(self, move: Move) -> str | None:
+        """The sentence of a listed build; None for one of another form (Teller.move's)."""
+        h, cost = move["hex"], move["cost"]
+        at = (h["q"], h["r"])
+        if "tracks" in move:
+            tracks = move["tracks"]
+            frame = self.tracks.get(at)
+            if frame is None:
+                k = f"{at[0]},{at[1]}"
+                frame = self.tracks[at] = (
+                    ({(a, b) for a, b, _ in self.track[k]}, self.teller.where(at)) if k in self.track
+                    else (f"{self.who} builds ", f" {self.teller.where(at)} for $"))
+            had, where = frame
+            if isinstance(had, str):  # an empty hex: a new tile
+                if len(tracks) == 1:
+                    a, b = tracks[0]
+                    shape = PIECE_NAMES[3 - abs(3 - abs(a - b))]
+                else:
+                    shape = TILE_NAMES.get(_tile([tuple(sorted(t)) for t in tracks]) or "", "track")
+                return f"{had}{shape}{where}{cost}"
+            pairs = [tuple(sorted(t)) for t in tracks]
+            name = TILE_NAMES.get(_tile(pairs) or "")
+            price = f" for {money(cost)}"
+            if not had <= set(pairs):
+                return f"{self.who} redirects the track {where} into {name or 'new track'}{price}"
+            added = [t for t in pairs if t not in had]
+            if not added:
+                return f"{self.who} upgrades the track {where} to {name or 'new track'}{price}"
+            pieces = and_list(PIECE_NAMES.get(min((b - a) % 6, (a - b) % 6), "track")
+                              for a, b in added)
+            made = f", making {name}," if name else ""
+            return f"{self.who} adds {pieces} to the track {where}{made}{price}"
+        if "town_exits" in move:
+            exits = move["town_exits"]
+            town_frame = self.exits.get(at)
+            if town_frame is None:
+                town_frame = self.exits[at] = ({e for e, _ in self.towns.get(f"{at[0]},{at[1]}", [])},
+                                               self.teller.place(at))
+            had_exits, town = town_frame
+            price = f" for {money(cost)}"
+            if not had_exits:
+                return f"{self.who} builds track out of {town} heading {self.heading(exits)}{price}"
+            added_exits = [e for e in exits if e not in had_exits]
+            if added_exits:
+                return f"{self.who} adds track out of {town} heading {self.heading(added_exits)}{price}"
+            return f"{self.who} rebuilds the track out of {town} to head {self.heading(exits)}{price}"
+        return None
 
 
 def _follow(stops: dict[str, tuple[Hex, Hex]], move: Mapping) -> Hex | None:
