@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import multiprocessing.connection
+import os
 import random
 import threading
 from collections.abc import Callable
@@ -43,6 +45,21 @@ def hint_moves(state: State, seat: int, version: int, budget_ms: float,
     rng = random.Random(f"{state['seed_commitment']}:{version}:{seat}:hint")
     analysis = search(state, seat, Budget(time_ms=budget_ms), rng, game.legal_moves(state, seat))
     return [(r.move, r.value, r.visits) for r in analysis.moves[:top]]
+
+
+def _exit_with_parent() -> None:
+    """A search process's first act: exit when the process that asked for it is gone. Without
+    it a worker killed mid-search (SIGKILL: no shutdown) would leave its search processes, and
+    the fork server they keep open, waiting forever for searches nobody will send."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="aos-search-parent", daemon=True).start()
 
 
 def _context() -> Any:
@@ -94,7 +111,8 @@ class SearchPool:
     def _executor(self) -> ProcessPoolExecutor:
         with self._lock:
             if self._cpu is None:
-                self._cpu = ProcessPoolExecutor(self.threads, mp_context=_context())
+                self._cpu = ProcessPoolExecutor(self.threads, mp_context=_context(),
+                                                initializer=_exit_with_parent)
             return self._cpu
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 BOTS = [{"name": "Rand", "bot": {"level": 1}}, {"name": "Greed", "bot": {"level": 2}},
         {"name": "Search", "bot": {"level": 3}}]
@@ -15,6 +16,23 @@ def create(api, players: list[dict], seed: str = "bots") -> dict:
     response = api.client.post("/v1/games", json={"map": "rust_belt", "players": players, "seed": seed})
     assert response.status_code == 201, response.get_json()
     return response.get_json()
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below `pid` (read from /proc)."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [child for child, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
 
 
 def wait_for(condition, timeout: float, what: str):  # type: ignore[no-untyped-def]
@@ -109,7 +127,10 @@ def test_a_worker_killed_mid_search_leaves_the_seat_to_another_which_plays_it_on
             "Authorization": f"Bearer {created['seats'][seat]['token']}", "If-Match": f'"{view["version"]}"'})
         assert response.status_code in (200, 412), response.get_json()
     version = view["version"]
-    # A search of 128 simulations takes about a second: the first worker is in it now.
+    # A search of 128 simulations takes about a second: the first worker is in it now, in a
+    # search process of its fork server's.
+    searchers = descendants(first.process.pid)
+    assert searchers, "the worker searches in processes of its own"
     first.kill()
     killed_at = api.view(game_id)["version"]
     second = start_worker(**env)
@@ -120,6 +141,8 @@ def test_a_worker_killed_mid_search_leaves_the_seat_to_another_which_plays_it_on
     assert made[0]["move"]["type"] == "select_action"
     if killed_at == version:  # killed before its move: the second worker played the seat
         assert second.metric("aos_clock_moves_total", outcome="bot_applied") >= 1
+    # The killed worker's search processes and fork server went with it.
+    wait_for(lambda: not [pid for pid in searchers if Path(f"/proc/{pid}").exists()], 10, "no orphans")
 
 
 def test_a_retried_create_shows_the_computer_seat_again_without_a_token(api) -> None:
