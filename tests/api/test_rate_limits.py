@@ -1,5 +1,6 @@
-"""Rate limits: creates and imports per client address, writes per seat token, shared by every
-instance through Redis, refused with 429 problem+json, Retry-After and the IETF draft's fields."""
+"""Rate limits: creates and imports per client address, writes per seat token, reads of whole
+histories per client address by the versions they read, shared by every instance through Redis,
+refused with 429 problem+json, Retry-After and the IETF draft's fields."""
 
 from __future__ import annotations
 
@@ -173,6 +174,7 @@ def test_settings_come_from_the_environment() -> None:
         "AOS_RATE_LIMIT_CREATE": "5/minute",
         "AOS_RATE_LIMIT_IMPORT": "1/hour",
         "AOS_RATE_LIMIT_WRITES": "9/second",
+        "AOS_RATE_LIMIT_HISTORY": "500/minute",
         "AOS_RATE_LIMIT_EXEMPT": "10.0.0.0/8",
         "AOS_RATE_LIMITS": "off",
         "REDIS_URL": "redis://r:6379/0",
@@ -181,6 +183,8 @@ def test_settings_come_from_the_environment() -> None:
     settings = Settings.from_env(env)
     assert (settings.rate_limit_create, settings.rate_limit_import, settings.rate_limit_writes) == (
         "5/minute", "1/hour", "9/second")
+    assert settings.rate_limit_history == "500/minute"
+    assert Settings.from_env({}).rate_limit_history == "10000/minute;100000/hour"
     assert settings.rate_limits is False and settings.rate_limit_exempt == "10.0.0.0/8"
     assert settings.rate_limit_storage == "redis://r:6379/0" and settings.trusted_proxies == "*"
     assert Settings.from_env({}).rate_limits is True and Settings.from_env({}).rate_limit_storage is None
@@ -233,3 +237,64 @@ def test_an_address_whose_tokens_keep_being_refused_is_refused_before_any_game_i
                             environ_base={"REMOTE_ADDR": "192.0.2.7"})
     assert other.status_code == 200, other.get_json()
     assert api.client.get(f"/v1/games/{gid}").status_code == 200
+
+
+def read(api, path: str, address: str, **headers: str):  # type: ignore[no-untyped-def]
+    return api.client.get(path, headers={"X-Forwarded-For": address, **headers})
+
+
+def test_reads_of_whole_histories_are_limited_by_the_versions_they_read(api_on) -> None:
+    api = api_on(MemoryStore(), rate_limit_history="100/minute;1000/hour")
+    game = api.create(seed="budget")
+    version = api.play(game, 40)["version"]
+    assert version == 40
+    gid, a, b = game["game_id"], "198.51.100.7", "203.0.113.5"
+    # 40 versions a read: a history, a record, then a stream replaying from the start is 120.
+    assert read(api, f"/v1/games/{gid}/history", a).status_code == 200
+    assert read(api, f"/v1/games/{gid}/record", a).status_code == 200
+    refused = read(api, f"/v1/games/{gid}/events?after=0", a, Accept="application/x-ndjson")
+    body = assert_problem(refused, 429, "RATE_LIMITED")
+    assert body["policy"] == "history-60s" and "has 20 left and this read needs 40" in body["detail"]
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+    assert items(refused.headers["RateLimit-Policy"], POLICY_ITEM) == {
+        "history-60s": (100, 60), "history-3600s": (1000, 3600)}
+    assert items(refused.headers["RateLimit"], STATE_ITEM)["history-60s"][0] == 20
+    assert assert_problem(read(api, f"/v1/games/{gid}/history", a), 429, "RATE_LIMITED")
+    # What is left is spent on reads that cost less: a stream resumed near the end, 10 versions.
+    stream = read(api, f"/v1/games/{gid}/events?after=30", a, Accept="application/x-ndjson")
+    assert stream.status_code == 200
+    stream.close()
+    # The game and the other reads are not limited, and another address has its own budget.
+    assert read(api, f"/v1/games/{gid}", a).status_code == 200
+    assert read(api, f"/v1/games/{gid}/history", b).status_code == 200
+
+
+def test_a_game_longer_than_the_budget_is_read_once_a_window(api_on) -> None:
+    api = api_on(MemoryStore(), rate_limit_history="30/minute")
+    game = api.create(seed="budget")
+    api.play(game, 40)
+    path = f"/v1/games/{game['game_id']}/history"
+    assert len(read(api, path, "198.51.100.7").get_json()) == 40
+    assert read(api, path, "198.51.100.7").status_code == 429
+
+
+def test_the_history_budget_is_off_with_the_rate_limits_and_for_exempt_addresses(api_on) -> None:
+    for settings in ({"rate_limits": False}, {"rate_limit_exempt": "198.51.100.0/24"}):
+        api = api_on(MemoryStore(), rate_limit_history="10/minute", **settings)
+        game = api.create(seed="budget")
+        api.play(game, 20)
+        for _ in range(3):
+            assert read(api, f"/v1/games/{game['game_id']}/history", "198.51.100.7").status_code == 200
+
+
+def test_the_history_budget_is_shared_by_two_instances_on_one_redis(api_on, redis_url: str) -> None:
+    settings = {"rate_limit_history": "50/minute", "rate_limit_storage": redis_url}
+    one = api_on(RedisStore(redis_url), **settings)
+    two = api_on(RedisStore(redis_url), **settings)
+    game = one.create(seed="shared-budget")
+    one.play(game, 20)
+    path = f"/v1/games/{game['game_id']}/history"
+    assert read(one, path, "198.51.100.9").status_code == 200  # 20
+    assert read(two, path, "198.51.100.9").status_code == 200  # 40
+    assert_problem(read(one, path, "198.51.100.9"), 429, "RATE_LIMITED")
+    assert_problem(read(two, path, "198.51.100.9"), 429, "RATE_LIMITED")

@@ -1,9 +1,10 @@
 """Rate limits, shared by every instance: Flask-Limiter (on the `limits` library), its counters in
 Redis when one is configured (REDIS_URL), in this process's memory otherwise.
 
-Four policies, each a list of windows (`30/minute;300/hour`), set by the environment
+Five policies, each a list of windows (`30/minute;300/hour`), set by the environment
 (Settings): `create` (new games) and `import` (record replays) per client address, `hints` (each
-a search in the worker) per seat token, and `writes`
+a search in the worker) per seat token, `history` (reads of whole histories, counted in the
+versions they read, per client address: `spend_reads`), and `writes`
 (moves, validations, every other POST/PUT/PATCH/DELETE under a game) per seat token, so one
 player's bot cannot spend another's allowance; a write without a token counts against its
 address. A refused request is `429 RATE_LIMITED` (problem+json) with `Retry-After`; every
@@ -23,13 +24,13 @@ import math
 import time
 from typing import Any
 
-from flask import Flask, Response, request
+from flask import Flask, Response, current_app, request
 from flask_limiter import Limiter, RateLimitExceeded, RequestLimit
 from limits import parse_many
 
 from service.referee.settings import Settings
 
-from ..responses import problem
+from ..responses import ApiError, problem
 from . import bodies
 from .proxies import address_in, networks
 
@@ -118,9 +119,42 @@ class RateLimits:
             )
             for policy, text in self.policies.items()
         }
+        self.history = parse_many(settings.rate_limit_history)
+        self.fields["history"] = ", ".join(
+            f'"history-{item.get_expiry()}s";q={item.amount};w={item.get_expiry()}' for item in self.history)
         self._limit_views(app)
         app.after_request(self._headers)
         app.register_error_handler(RateLimitExceeded, self._refused)
+
+    def spend_reads(self, versions: int) -> None:
+        """Charge a read of `versions` versions of a game's log to the client's address, before
+        it is read; `429 RATE_LIMITED` (policy `history-<window>s`) when its budget is spent. A
+        read costs at most a whole window's budget, so a game longer than it can still be read
+        once a window. The counters' store down: the read goes on (as with every limit)."""
+        if versions <= 0 or not self.limiter.enabled or self._exempt():
+            return
+        strategy, key = self.limiter.limiter, client_address()
+        try:
+            spent = [item for item in self.history
+                     if not strategy.test(item, "history", key, cost=min(versions, item.amount))]
+            if not spent:
+                for item in self.history:
+                    strategy.hit(item, "history", key, cost=min(versions, item.amount))
+                return
+            reset, remaining = strategy.get_window_stats(spent[0], "history", key)
+        except Exception:  # noqa: BLE001 - the counters' store is down: never fail a read for it
+            return
+        item = spent[0]
+        name = f"history-{item.get_expiry()}s"
+        retry = max(1, math.ceil(reset - time.time()))
+        raise ApiError(
+            429, "RATE_LIMITED",
+            f"too many versions of game histories read from this address: the {name} budget "
+            f"({item.amount} versions) has {remaining} left and this read needs "
+            f"{min(versions, item.amount)}; retry in {retry} s",
+            headers={"Retry-After": str(retry), "RateLimit-Policy": self.fields["history"],
+                     "RateLimit": f'"{name}";r={remaining};t={retry}'},
+            policy=name)
 
     def _exempt(self) -> bool:
         return bool(self.exempt) and address_in(client_address(), self.exempt)
@@ -192,6 +226,13 @@ class RateLimits:
             {"Retry-After": str(retry)},
             policy=name,
         )
+
+
+def spend_reads(versions: int) -> None:
+    """`RateLimits.spend_reads` of this app (no limits installed: nothing to spend)."""
+    limits = current_app.extensions.get("aos.limits")
+    if limits is not None:
+        limits.spend_reads(versions)
 
 
 def install(app: Flask, settings: Settings) -> RateLimits:

@@ -31,6 +31,7 @@ from ..checks.parts import (
     with_etag,
 )
 from ..checks.shapes import load_create
+from ..plumbing import limits
 from ..plumbing.tenancy import caller, tenancy
 from ..responses import ApiError, etag, etag_matches, json_response, raw_json
 from . import live
@@ -191,13 +192,17 @@ def simulate(game_id: str) -> Response:
 
 @bp.get("/games/<game_id>/history")
 def get_history(game_id: str) -> Response:
-    version, body = games().history(game_id_of(game_id))
+    game_id = game_id_of(game_id)
+    limits.spend_reads(games().version(game_id))  # before the log is read: it is the cost
+    version, body = games().history(game_id)
     return with_etag(raw_json(body), version)
 
 
 @bp.get("/games/<game_id>/record")
 def get_record(game_id: str) -> Response:
-    version, record = games().record(game_id_of(game_id))
+    game_id = game_id_of(game_id)
+    limits.spend_reads(games().version(game_id))
+    version, record = games().record(game_id)
     return with_etag(json_response(record), version)
 
 

@@ -22,7 +22,7 @@ from service.referee.settings import Settings
 from service.store import GameStore
 
 from ..checks.parts import game_id_of, games
-from ..plumbing import tenancy
+from ..plumbing import limits, tenancy
 from ..responses import ApiError, etag, etag_matches
 
 bp = Blueprint("live", __name__, url_prefix="/v1")
@@ -109,6 +109,9 @@ def game_events(game_id: str) -> Response:
         raise ApiError(503, "AT_CAPACITY", f"this process holds as many event streams as it may "
                        f"({cap}); try again after Retry-After seconds",
                        headers={"Retry-After": RETRY_AFTER_FULL})
+    # Replaying a game's versions to a stream costs by the version (each event carries the view
+    # made again at its version): charged to the client's address before any is read.
+    limits.spend_reads(games().version(game_id) - after)
     try:
         first = state.hub.read(game_id, after, BATCH)
     except GameGone:
