@@ -469,7 +469,7 @@ class SearchPolicy(GreedyPolicy):
                 time.sleep(wait)
 
 
-def _identity(move: Move) -> dict:
+def _identity(move: Move) -> dict[str, object]:
     """A move as the service judges it: without its words."""
     return {k: v for k, v in move.to_dict().items() if k != "text"}
 

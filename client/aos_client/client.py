@@ -147,7 +147,9 @@ class AosClient(Replays, LiveUpdates, Transport):
         budget used. Only the seat whose decision it is may ask (`422 NOT_YOUR_TURN`; `422
         GAME_FINISHED` once the game is over), with its own token (`403 SEAT_MISMATCH`). A host may
         turn hints off (`AOS_HINTS=off`): then `403 HINTS_DISABLED`. Asking is rate-limited per seat
-        token (`AOS_RATE_LIMIT_HINTS`, 30 a minute by default: `429 RATE_LIMITED`).
+        token (`AOS_RATE_LIMIT_HINTS`, 30 a minute by default: `429 RATE_LIMITED`). A hint is its
+        seat's own: it is never on the game's events stream (which anyone may watch), only here,
+        with the seat's token.
 
         `POST /v1/games/{game_id}/hints` (operationId `askHint`).
         """
