@@ -825,14 +825,14 @@ class MapDetail(MapSummary):
     features: NotRequired[MapDetailFeatures]
 
 
-class Verdict1(TypedDict):
+class LegalVerdict(TypedDict):
     legal: Literal[True]
     cost: NotRequired[int]
     effects: NotRequired[list[Event]]
     stops_at: NotRequired[str]
 
 
-class Verdict2(TypedDict):
+class IllegalVerdict(TypedDict):
     legal: Literal[False]
     code: str
     detail: str
@@ -954,7 +954,7 @@ Event = (
 # A dry run's verdict: `legal: true` with the cost and the events the move would produce (up to its
 # first random step: `stops_at`), or `legal: false` with the rule's `code` and `detail` (and the
 # fields of that code, see docs/error-codes.md).
-Verdict = Verdict1 | Verdict2
+Verdict = LegalVerdict | IllegalVerdict
 
 # A history entry that is not a move of the game: `undo` and `takeback` take moves back (the state
 # becomes an earlier one); `takeback_proposed`, `takeback_accepted`, `takeback_declined` and

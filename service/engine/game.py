@@ -26,11 +26,15 @@ service.engine.errors.IllegalMove: NOT_YOUR_TURN: seat 2 decides now
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 from service.engine import lifecycle, rng, tiles
 from service.engine import rules_data as R
+from service.engine.contract_types import IllegalVerdict, LegalVerdict, Verdict
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.hexgrid import key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.maps.loader import NEW_CITY_COLUMNS, NUMBER_COLUMNS
 from service.engine.move_space import MoveSpace, move_space
@@ -219,7 +223,7 @@ def _check_turn(state: State, seat: int, move: object) -> None:
                           active_seat=active_seat(state))
 
 
-def apply(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+def apply(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
     """Makes one move of `seat`: returns the new state and the events of what happened, in order
     (the move's own, then those of every step that ran without a decision after it). The state
     passed in is unchanged. Raises IllegalMove, whose `code` (errors.CODES) names the rule the
@@ -241,7 +245,7 @@ def apply(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
     return new, events
 
 
-def _play(state: State, seat: int, move: Move, events: list[Event]) -> None:
+def _play(state: State, seat: int, move: GivenMove, events: list[Event]) -> None:
     """Plays one move of `seat` (its turn checked) on `state` in place, appending what happens
     to `events`."""
     rules = rules_for(state["map"])
@@ -251,7 +255,7 @@ def _play(state: State, seat: int, move: Move, events: list[Event]) -> None:
     lifecycle.advance(state, rules, events)
 
 
-def validate(state: State, seat: int, move: Move) -> dict:
+def validate(state: State, seat: int, move: GivenMove) -> Verdict:
     """A dry run: whether the move is legal now, what it costs and what it would do, up to its
     first random step. The generator refuses to draw in a dry run, so the effects stop before
     any dice, drawn cube or shuffle, and the verdict says so with `stops_at: "random"`."""
@@ -262,10 +266,11 @@ def validate(state: State, seat: int, move: Move) -> dict:
         with rng.refusing():
             _play(copy_state(state), seat, move, events)
     except IllegalMove as e:
-        return {"legal": False, **e.as_dict()}
+        # The code's own fields come after code and detail (additionalProperties in the contract).
+        return cast(IllegalVerdict, {"legal": False, **e.as_dict()})
     except rng.RandomStep:
         stops_at = "random"
-    result: dict = {"legal": True, "effects": events}
+    result: LegalVerdict = {"legal": True, "effects": events}
     if stops_at is not None:
         result["stops_at"] = stops_at
     cost = next((e["cost"] for e in events if e["type"] == "track_built"), None)
@@ -274,7 +279,7 @@ def validate(state: State, seat: int, move: Move) -> dict:
     return result
 
 
-def delivery_edges(state: State, moves: list[Move]) -> list[list[int]]:
+def delivery_edges(state: State, moves: Sequence[GivenMove]) -> list[list[int]]:
     """For each delivery listed now, the edges by which its cube leaves its source and each stop
     it passes (move_goods.delivery_edges): the route as geometry, for a numbering of its steps."""
     return move_goods.delivery_edges(state, rules_for(state["map"]), moves)
@@ -313,7 +318,7 @@ def record_header(state: State) -> dict:
 RESIGN = "resign"
 
 
-def play(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+def play(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
     """One recorded move, as a log or a record holds it: a resignation ({"type": RESIGN}) or a
     move that apply judges."""
     if move.get("type") == RESIGN:

@@ -7,6 +7,7 @@ seat used as an object key is its str ("0", "1"...), as JSON requires.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal, TypedDict
 
 from service.engine import contract_types
@@ -23,7 +24,11 @@ Step = DecidingPhase | Literal["operations", "growth", "next_round"]
 # has track; "stranded": any other unowned track end.
 EdgeStatus = Literal["off", "closed", "city", "free", "own", "unowned", "stranded", "opponent"]
 
-Move = dict[str, Any]  # a move as the contract has it: {"type": ..., fields of that type}
+# A move as the engine lists it and the contract describes it: one of openapi.yaml's move types.
+Move = contract_types.Move
+# A move as it is given to the engine: any JSON object, which the phase that takes it checks field by
+# field (a direct caller and a replayed record skip the HTTP checks). A listed Move is one.
+GivenMove = Mapping[str, Any]
 Event = contract_types.Event  # what happened: {"type": ..., fields of that type}
 TrackEntry = list[Any]  # [edge a, edge b, owner seat | None], a < b
 TownExit = list[Any]  # [edge, owner seat | None]

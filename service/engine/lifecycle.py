@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from service.engine.layout import DecidingPhase, Event, Move, State, Step
+from service.engine.layout import DecidingPhase, Event, GivenMove, Move, State, Step
 from service.engine.phases import (
     actions,
     auction,
@@ -44,7 +44,7 @@ class PhaseModule(StepModule, Protocol):
 
     def legal(self, state: State, rules: Rules, seat: int) -> list[Move]: ...
 
-    def apply(self, state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None: ...
+    def apply(self, state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None: ...
 
     def leave(self, state: State, rules: Rules, seat: int, events: list[Event]) -> None:
         """Takes a seat whose player is out of the game out of the phase's queue and record, at

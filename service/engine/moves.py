@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 
 
-def expect_type(move: Move, *types: str) -> str:
+def expect_type(move: GivenMove, *types: str) -> str:
     t = move.get("type")
     if not isinstance(t, str) or t not in types:
         raise IllegalMove("WRONG_PHASE", f"a {t!r} move is not made now; expected {' or '.join(types)}")
     return t
 
 
-def int_field(move: Move, name: str, minimum: int | None = None) -> int:
+def int_field(move: GivenMove, name: str, minimum: int | None = None) -> int:
     value = move.get(name)
     if not isinstance(value, int) or isinstance(value, bool):
         raise IllegalMove("BAD_MOVE", f"{name} must be an integer")
@@ -25,7 +25,7 @@ def int_field(move: Move, name: str, minimum: int | None = None) -> int:
     return value
 
 
-def hex_field(move: Move, name: str) -> Hex:
+def hex_field(move: GivenMove, name: str) -> Hex:
     value = move.get(name)
     if (
         not isinstance(value, dict)

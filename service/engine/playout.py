@@ -10,17 +10,17 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from service.engine import game
 from service.engine.hexgrid import Hex, around, neighbour
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 from service.engine.maps import load_map
 from service.engine.network import CENTRE, End, Network, Piece, hex_swap
 from service.engine.variants import rules_for
 
 # Called after every move: (state before, seat, move, the moves listed, state after, events).
-OnMove = Callable[[State, int, Move, list[Move], State, list[Event]], None]
+OnMove = Callable[[State, int, GivenMove, Sequence[GivenMove], State, list[Event]], None]
 
 
 class EngineClock:
@@ -73,10 +73,10 @@ class RandomPlayer:
     def __init__(self, chooser: random.Random) -> None:
         self.chooser = chooser
 
-    def choose(self, state: State, seat: int, options: list[Move]) -> Move:
+    def choose(self, state: State, seat: int, options: Sequence[GivenMove]) -> GivenMove:
         player = state["players"][seat]
         cash, reserve = player["cash"], player["shares"] + player["loco"]
-        by_type: dict[str, list[dict]] = {}
+        by_type: dict[str, list[GivenMove]] = {}
         for m in options:
             if m["type"] == "build" and m["cost"] > cash - reserve:
                 continue
@@ -92,7 +92,7 @@ class RandomPlayer:
             same = self._builds_worth_trying(state, seat, same)
         return self.chooser.choice(same)
 
-    def _builds_worth_trying(self, state: State, seat: int, builds: list[Move]) -> list[Move]:
+    def _builds_worth_trying(self, state: State, seat: int, builds: list[GivenMove]) -> list[GivenMove]:
         net = rules_for(state["map"]).network(state)
         ends = frontier(state, seat, net)
         stops = stop_hexes(state)
@@ -137,7 +137,7 @@ def frontier(state: State, seat: int, net: Network | None = None) -> set[tuple[i
             for end in r.ends if end.kind == "open"}
 
 
-def pieces_after(h: Hex, move: Move) -> list[Piece]:
+def pieces_after(h: Hex, move: GivenMove) -> list[Piece]:
     """What a listed build leaves on its hex (a build names everything the hex holds after)."""
     if "town_exits" in move:
         return [(h, e, CENTRE) for e in move["town_exits"]]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from service.engine import rules_data as R
 from service.engine.hexgrid import as_dict, key, parse_key
-from service.engine.layout import Move, State
+from service.engine.layout import State
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.places import places
 from service.engine.state import active_players
@@ -101,7 +101,7 @@ def board_view(state: State, rules: Rules) -> dict:
     return view
 
 
-def maps() -> list[Move]:
+def maps() -> list[dict[str, Any]]:
     from service.engine.variants import rules_for
 
     out = []
@@ -128,7 +128,7 @@ def _has_variant(map_id: str) -> bool:
     return map_id in VARIANTS
 
 
-def _options(rules: Rules | None) -> list[Move]:
+def _options(rules: Rules | None) -> list[dict[str, Any]]:
     if rules is None:
         return []
     return [{"name": name, "type": kind.__name__, "default": default}

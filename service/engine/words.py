@@ -13,9 +13,10 @@ move of it shares once.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from service.engine.hexgrid import Hex, key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 from service.engine.maps import load_map
 from service.engine.places import Places, places
 from service.engine.tiles import track_shape
@@ -213,14 +214,14 @@ def _link_stops(state: State) -> dict[str, tuple[Hex, Hex]]:
     return {link.link_id: link.stops for link in rules_for(state["map"]).network(state).links()}
 
 
-def with_texts(state: State, seat: int, moves: list[Move]) -> list[Move]:
+def with_texts(state: State, seat: int, moves: Sequence[GivenMove]) -> list[dict[str, Any]]:
     """The listing `moves` of `seat`, each with its `text` (new dicts; the listing is not
     changed). What the moves share is worked out once: the network for the deliveries, and for
     the hundreds of builds of a build turn, each hex's words (where it is, what is on it) and
     each set of exits' heading; a build on an empty hex (most of them) is then one lookup of
     its shape's name. The sentences are Teller.move's, word for word."""
     if not moves:
-        return moves
+        return []
     teller = Teller.of(state)
     who = teller.who(seat)
     stops: dict[str, tuple[Hex, Hex]] | None = None

@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 import orjson
 
 from service.engine import game, words
-from service.engine.contract_types import HistoryMove
+from service.engine.contract_types import Verdict
 from service.engine.errors import IllegalMove, SetupError
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 from service.observability import metrics
 from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
@@ -268,7 +268,7 @@ class Games:
         state = timeline.state_at(orjson.loads(stored.state), entries, version)
         return render_at(state, game_id, version, stored.meta, entries)[0]
 
-    def entries(self, game_id: str, stored: Stored) -> list[Move]:
+    def entries(self, game_id: str, stored: Stored) -> list[dict]:
         """The log entries that made `stored` (the log only grows: its first `version` entries
         are always the same)."""
         return timeline.entries_of(self.store.history(game_id, 0, stored.version) or [])
@@ -436,7 +436,7 @@ class Games:
         self,
         game_id: str,
         seat: int,
-        move: Move,
+        move: GivenMove,
         *,
         if_match: str | None,
         idempotency_key: str | None,
@@ -591,9 +591,9 @@ class Games:
         return Applied(final, moved_body(final, orjson.dumps(events), self.view_at(game_id, final),
                                          entries[1:]))
 
-    def validate(self, state: State, seat: int, move: Move) -> dict:
+    def validate(self, state: State, seat: int, move: GivenMove) -> Verdict:
         verdict = game.validate(state, seat, move)
-        words.Teller.of(state).events(verdict.get("effects", []))
+        words.Teller.of(state).events(verdict.get("effects", []) if verdict["legal"] else [])
         return verdict
 
     def simulate(self, game_id: str, question: whatif.Question) -> tuple[int, bytes]:
@@ -649,7 +649,7 @@ def parse_replay_record(record: bytes) -> tuple[int, int]:
     return int(own), int(final or own)
 
 
-def log_entry(index: int, seat: int, move: Move | HistoryMove, events: list[Event], by: str | None = None,
+def log_entry(index: int, seat: int, move: GivenMove, events: list[Event], by: str | None = None,
               at_ms: int | None = None, *, state: State) -> bytes:
     """The log entry of version index + 1: who moved, what, what it did, and when (`at_ms`: the
     commit time, which the clock's deadline counts from; now by default), in words: the entry's

@@ -22,7 +22,7 @@ import orjson
 
 from service.engine import game, words
 from service.engine.errors import IllegalMove
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.store import Delivery, Stored
 
 from . import tokens
@@ -56,7 +56,7 @@ def answer(hint_id: str, status: str, version: int, seat: int, budget_ms: int | 
                          "budget_ms": budget_ms, "moves": moves or []})
 
 
-def ranked(state: State, seat: int, found: Sequence[tuple[Move, float | None, int]]) -> list[dict]:
+def ranked(state: State, seat: int, found: Sequence[tuple[GivenMove, float | None, int]]) -> list[dict]:
     """The answer's moves from (move, value, visits), best first, each with its words."""
     texts = words.with_texts(state, seat, [move for move, _, _ in found])
     return [{"move": move, "text": told["text"], "value": None if value is None else round(value, 4),

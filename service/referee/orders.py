@@ -15,10 +15,11 @@ next seat's, and so on: every move of the chain goes in the commit of the move t
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from service.engine import game
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 
 # The phase each kind of order acts in.
 PHASE_OF = {
@@ -44,7 +45,7 @@ def book_of(meta: dict) -> dict[str, list[dict]]:
     return meta.get("orders") or {}
 
 
-def public(orders: list[dict]) -> list[Move]:
+def public(orders: list[dict]) -> list[dict]:
     """A seat's orders as it reads them back: without what the server notes on them."""
     return [{k: v for k, v in order.items() if k != "round"} for order in orders]
 
@@ -62,7 +63,7 @@ class Fired:
     """A move an order made."""
 
     seat: int
-    move: Move
+    move: GivenMove
     events: list[Event]
 
 
@@ -76,7 +77,7 @@ def expired(order: dict, seat: int, state: State) -> bool:
                 and auction is not None and seat in auction["in"])
 
 
-def choose(order: dict, legal: list[dict]) -> tuple[dict | None, bool]:
+def choose(order: dict, legal: Sequence[GivenMove]) -> tuple[GivenMove | None, bool]:
     """The legal move `order` makes, and whether the order stands after it; None when the order
     can make no legal move."""
     kind = order["type"]

@@ -17,7 +17,7 @@ from typing import Final
 import orjson
 
 from service.engine import game
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 
 # Entries that take moves back: "undo" the last move in effect, "takeback" to the moves in
 # effect at an earlier version (`move.to_version`).
@@ -51,7 +51,7 @@ class _Node:
     parent: _Node | None
 
 
-def entries_of(log: Iterable[bytes]) -> list[Move]:
+def entries_of(log: Iterable[bytes]) -> list[dict]:
     return [orjson.loads(raw) for raw in log]
 
 
@@ -65,7 +65,7 @@ def is_move(entry: dict) -> bool:
     return kind not in RECORD_ONLY and kind not in (UNDO, TAKEBACK)
 
 
-def in_effect(entries: Sequence[dict], version: int | None = None) -> list[Move]:
+def in_effect(entries: Sequence[dict], version: int | None = None) -> list[dict]:
     """The move entries in effect at `version` (the last by default), in the order they were
     made: every move, less those an undo or a takeback took back."""
     version = len(entries) if version is None else version
@@ -113,7 +113,7 @@ def genesis(state: State) -> State:
                          state["options"], seed_given=state["seed_given"])
 
 
-def apply_entry(state: State, seat: int, move: Move) -> tuple[State, list[Event]]:
+def apply_entry(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
     """One move of a log or a record, applied to the state: the engine's apply, or its resign."""
     return game.play(state, seat, move)
 

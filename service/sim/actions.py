@@ -20,13 +20,14 @@ listing, so the steps give exactly the legal deliveries). Every other move is on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from itertools import combinations_with_replacement
 
 import orjson
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 
 ACTIONS_VERSION = "aos-actions/1"
 EDGES = 6
@@ -34,7 +35,7 @@ EDGES = 6
 Key = tuple
 
 
-def move_key(move: Move) -> Key:
+def move_key(move: GivenMove) -> Key:
     """What names a move, without the fields apply ignores (a build's cost, a delivery's
     income): two moves with the same key are the same move."""
     t = move["type"]
@@ -128,7 +129,7 @@ class ActionSpace:
     def __deepcopy__(self, memo: dict) -> ActionSpace:
         return self  # never changed once made
 
-    def encode(self, move: Move) -> int:
+    def encode(self, move: GivenMove) -> int:
         """The id of a move that is one action; KeyError for a move no id names."""
         if move["type"] == "build":
             # The listing names tracks and exits in order already: try that key first (the
@@ -148,7 +149,7 @@ class ActionSpace:
     def is_delivery_step(self, action: int) -> bool:
         return self.first_cube <= action <= self.stop
 
-    def delivery_paths(self, state: State, deliveries: list[Move]) -> list[tuple[int, ...]]:
+    def delivery_paths(self, state: State, deliveries: Sequence[GivenMove]) -> list[tuple[int, ...]]:
         """The steps of each listed delivery, without the closing deliver_stop (state.py adds
         it where a route could also go on): its cube, then each edge it leaves by."""
         edges = game.delivery_edges(state, deliveries)

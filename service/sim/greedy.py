@@ -16,7 +16,7 @@ from functools import cache, lru_cache
 import orjson
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 
 Hex = tuple[int, int]
 Step = tuple[Hex, frozenset[int]]
@@ -59,8 +59,8 @@ def map_detail(map_id: str) -> dict:
     return game.map_info(map_id)
 
 
-def group(moves: Sequence[Move]) -> dict[str, list[Move]]:
-    by_type: dict[str, list[Move]] = {}
+def group(moves: Sequence[GivenMove]) -> dict[str, list[GivenMove]]:
+    by_type: dict[str, list[GivenMove]] = {}
     for m in moves:
         by_type.setdefault(m["type"], []).append(m)
     return by_type
@@ -76,10 +76,10 @@ class GreedyPolicy:
         self.rng = rng or random.Random()
         self.depth = depth  # how many empty hexes a planned link crosses at most (the client's 5)
 
-    def choose(self, state: State, seat: int, moves: Sequence[Move]) -> Move:
+    def choose(self, state: State, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         return self.choose_view(game.view(state), seat, moves)
 
-    def choose_view(self, view: dict, seat: int, moves: Sequence[Move]) -> Move:
+    def choose_view(self, view: dict, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         by_type = group(moves)
         me = view["players"][seat]
         expenses = me["shares"] + me["locomotive"]
@@ -102,7 +102,7 @@ class GreedyPolicy:
             return self._build(view, seat, by_type, expenses)
         return self.rng.choice(list(moves))
 
-    def _issue_shares(self, view: dict, seat: int, options: list[Move], expenses: int) -> Move:
+    def _issue_shares(self, view: dict, seat: int, options: list[GivenMove], expenses: int) -> GivenMove:
         me = view["players"][seat]
         # Cash for this round's expenses, and early on for some building; a share brings $5 and
         # costs $1 a round from then on.
@@ -115,7 +115,7 @@ class GreedyPolicy:
         best = max((c for c in counts if c <= wanted), default=min(counts))
         return counts[best]
 
-    def _bid(self, view: dict, seat: int, by_type: dict[str, list[Move]]) -> Move:
+    def _bid(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
         bids = sorted(by_type.get("bid", []), key=lambda m: m["amount"])
         me = view["players"][seat]
         if bids and bids[0]["amount"] <= me["cash"] // 20:
@@ -125,7 +125,7 @@ class GreedyPolicy:
                 return by_type[kind][0]
         return bids[0]
 
-    def _move_goods(self, view: dict, seat: int, by_type: dict[str, list[Move]]) -> Move:
+    def _move_goods(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
         me = view["players"][seat]
         delivers = by_type.get("deliver", [])
         if delivers:
@@ -142,7 +142,7 @@ class GreedyPolicy:
         return next(iter(by_type.values()))[0]
 
     # -- building ------------------------------------------------------------------------------
-    def _build(self, view: dict, seat: int, by_type: dict[str, list[Move]], expenses: int) -> Move:
+    def _build(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]], expenses: int) -> GivenMove:
         board = Board(view, seat, map_detail(view["map"]))
         for _score, first in build_plans(view, seat, by_type, expenses, board, self.depth):
             return first
@@ -154,7 +154,7 @@ class GreedyPolicy:
         return next(iter(by_type.values()))[0]
 
 
-def delivery_value(m: Move, seat: int) -> tuple[int, int]:
+def delivery_value(m: GivenMove, seat: int) -> tuple[int, int]:
     """(my income from it, my income less everyone else's)."""
     income = m.get("income") or {}
     mine = income.get(str(seat), 0)
@@ -166,15 +166,15 @@ def spendable_cash(view: dict, seat: int) -> int:
     return me["cash"] - max(0, me["shares"] + me["locomotive"] - me["income"])
 
 
-def build_plans(view: dict, seat: int, by_type: dict[str, list[Move]], expenses: int,
-                board: Board | None = None, depth: int = 5) -> Iterator[tuple[float, Move]]:
+def build_plans(view: dict, seat: int, by_type: dict[str, list[GivenMove]], expenses: int,
+                board: Board | None = None, depth: int = 5) -> Iterator[tuple[float, GivenMove]]:
     """The builds greedy would make, best first: (the plan's score, its first build),
     one per plan that greedy accepts (it continues my track, or it can be finished this turn with
     the money there is). Greedy makes the first; the search tries a few."""
     board = board or Board(view, seat, map_detail(view["map"]))
     spendable = spendable_cash(view, seat)
     tiles_left = view["build"]["tiles_left"] if view["build"] is not None else 3
-    builds: dict[Step, Move] = {}
+    builds: dict[Step, GivenMove] = {}
     for m in by_type.get("build", []):
         if m.get("tracks") and (m.get("cost") or 0) <= spendable:
             h = hex_of(m["hex"])
@@ -231,7 +231,7 @@ def brief(plans: list[Plan]) -> list[Brief]:
     return kept
 
 
-def town_builds(board: Board, moves: list[Move], spendable: int) -> Iterator[tuple[Step, Move]]:
+def town_builds(board: Board, moves: list[GivenMove], spendable: int) -> Iterator[tuple[Step, GivenMove]]:
     """Builds on town hexes that add exactly one exit, keyed like the planner's steps."""
     for m in moves:
         if m.get("town_exits") is not None and (m.get("cost") or 0) <= spendable:
@@ -400,7 +400,7 @@ class Board:
                     frontier.append(nxt)
         return None
 
-    def urbanize_value(self, m: Move) -> float:
+    def urbanize_value(self, m: GivenMove) -> float:
         h = hex_of(m["hex"])
         colour = self.tiles.get(m["new_city"])
         near = sum(g == colour for other, goods in self.goods.items() if distance(h, other) <= 4

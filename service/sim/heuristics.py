@@ -9,7 +9,7 @@ import math
 from collections.abc import Sequence
 
 from service.engine import rules_data as R
-from service.engine.layout import Move
+from service.engine.layout import GivenMove
 from service.sim.greedy import GreedyPolicy, build_plans, delivery_value, group
 
 PER_INCOME = R.SCORING["per_income"]
@@ -75,8 +75,8 @@ def rewards(points: Sequence[float]) -> list[float]:
     return out
 
 
-def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolicy,
-               width: int = 5) -> list[Move]:
+def candidates(view: dict, seat: int, moves: Sequence[GivenMove], greedy: GreedyPolicy,
+               width: int = 5) -> list[GivenMove]:
     """The moves worth searching, most promising first, at most `width` of them (all of them when
     there are that few). Greedy's own choice is always first, so the search can only do as well
     as greedy or better at what it looks at."""
@@ -85,9 +85,9 @@ def candidates(view: dict, seat: int, moves: Sequence[Move], greedy: GreedyPolic
         first = greedy.choose_view(view, seat, moves)
         return [first] + [m for m in moves if m is not first]
     first = greedy.choose_view(view, seat, moves)
-    picked: list[Move] = [first]
+    picked: list[GivenMove] = [first]
 
-    def add(m: Move | None) -> None:
+    def add(m: GivenMove | None) -> None:
         if m is not None and len(picked) < width and all(m is not p for p in picked):
             picked.append(m)
 

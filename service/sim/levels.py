@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.sim.greedy import GreedyPolicy
 from service.sim.policies import Policy, RandomPolicy
 from service.sim.search import SearchPolicy
@@ -36,8 +36,8 @@ def policy(level: int, rng: random.Random, time_ms: float | None = None) -> Poli
     return SearchPolicy(rng, simulations=simulations, time_ms=time_ms)
 
 
-def choose(state: State, seat: int, moves: Sequence[Move], level: int, moves_made: int,
-           time_ms: float | None = None) -> Move:
+def choose(state: State, seat: int, moves: Sequence[GivenMove], level: int, moves_made: int,
+           time_ms: float | None = None) -> GivenMove:
     """The move a computer seat of `level` makes now; the same for the same position (unless
     `time_ms` cuts a search short)."""
     rng = random.Random(f"{state['seed_commitment']}:{moves_made}:{seat}:{level}")

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.sim.greedy import GreedyPolicy
 from service.sim.search import SearchPolicy
 
@@ -20,7 +20,7 @@ from service.sim.search import SearchPolicy
 class Policy(Protocol):
     name: str
 
-    def choose(self, state: State, seat: int, moves: Sequence[Move]) -> Move: ...
+    def choose(self, state: State, seat: int, moves: Sequence[GivenMove]) -> GivenMove: ...
 
 
 class RandomPolicy:
@@ -32,7 +32,7 @@ class RandomPolicy:
     def __init__(self, rng: random.Random | None = None) -> None:
         self.rng = rng or random.Random()
 
-    def choose(self, state: State, seat: int, moves: Sequence[Move]) -> Move:
+    def choose(self, state: State, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         kinds = sorted({m["type"] for m in moves})
         kind = self.rng.choice(kinds)
         return self.rng.choice([m for m in moves if m["type"] == kind])

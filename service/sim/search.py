@@ -36,7 +36,7 @@ import orjson
 
 from service.engine import game
 from service.engine.errors import IllegalMove
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.sim import heuristics
 from service.sim.greedy import GreedyPolicy
 
@@ -46,7 +46,7 @@ READ_ONLY = ("cost", "income")
 EXPLORATION = 0.7
 
 
-def move_key(move: Move) -> bytes:
+def move_key(move: GivenMove) -> bytes:
     return orjson.dumps({k: v for k, v in move.items() if k not in READ_ONLY},
                         option=orjson.OPT_SORT_KEYS)
 
@@ -74,7 +74,7 @@ class Budget:
 
 @dataclass
 class Edge:
-    move: Move
+    move: GivenMove
     visits: int = 0
     totals: list[float] = field(default_factory=list)
     node: Node | None = None
@@ -92,7 +92,7 @@ class Ranked:
     """One root move as the search judged it: its mean reward to the deciding seat (a smooth
     share of first place, 0 to 1) and how many simulations went through it."""
 
-    move: Move
+    move: GivenMove
     value: float
     visits: int
 
@@ -117,14 +117,15 @@ class Searcher:
         self.greedy = GreedyPolicy(random.Random(rng.random()))
         self.rollout_greedy = GreedyPolicy(random.Random(rng.random()), depth=rollout_depth)
 
-    def new_node(self, state: State, seat: int, moves: Sequence[Move] | None = None) -> Node:
+    def new_node(self, state: State, seat: int, moves: Sequence[GivenMove] | None = None) -> Node:
         if moves is None:
             moves = game.legal_moves(state, seat)
         view = game.view(state)
         picked = heuristics.candidates(view, seat, moves, self.greedy, self.width)
         return Node(seat, [Edge(m, totals=[0.0] * len(state["players"])) for m in picked])
 
-    def run(self, state: State, seat: int, budget: Budget, moves: Sequence[Move] | None = None) -> Analysis:
+    def run(self, state: State, seat: int, budget: Budget,
+            moves: Sequence[GivenMove] | None = None) -> Analysis:
         started = time.perf_counter()
         root = self.new_node(state, seat, moves)
         horizon = state["round"] + self.horizon_rounds
@@ -223,7 +224,7 @@ class Searcher:
 
 
 def search(state: State, seat: int, budget: Budget, rng: random.Random | None = None,
-           moves: Sequence[Move] | None = None, **options: Any) -> Analysis:
+           moves: Sequence[GivenMove] | None = None, **options: Any) -> Analysis:
     """Searches `seat`'s decision in `state` (the true state is safe to pass: see the module's
     docstring). Returns the candidate moves, most searched first."""
     return Searcher(rng or random.Random(), **options).run(state, seat, budget, moves)
@@ -242,7 +243,7 @@ class SearchPolicy:
         self.budget = Budget(simulations, time_ms)
         self.searcher = Searcher(self.rng, **options)
 
-    def choose(self, state: State, seat: int, moves: Sequence[Move]) -> Move:
+    def choose(self, state: State, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         if len(moves) == 1:
             return moves[0]
         return self.searcher.run(state, seat, self.budget, moves).moves[0].move

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from service.engine import game, rng, words
 from service.engine.errors import IllegalMove
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 from service.sim.state import blank_secrets
 
 MODES = ("stop", "sample", "expect")
@@ -78,7 +78,7 @@ def _refuse(draw: game.Draw) -> int:
     raise game.RandomStep(draw)
 
 
-def _step(state: State, seat: int, move: Move, events: list[Event]) -> dict:
+def _step(state: State, seat: int, move: GivenMove, events: list[Event]) -> dict:
     """One step of the answer, in words as a history entry is (engine/words.py): the step's
     `text`, and each event's."""
     teller = words.Teller.of(state)
@@ -99,7 +99,7 @@ def _check_body(moves: object, mode: object, seed: object, max_moves: int) -> No
         if (not isinstance(step, dict) or set(step) != {"seat", "move"}
                 or not isinstance(step["seat"], int) or isinstance(step["seat"], bool)
                 or not isinstance(step["move"], dict)):
-            raise ValueError(f"moves[{i}] is {{seat: int, move: Move}}")
+            raise ValueError(f"moves[{i}] is {{seat: int, move: GivenMove}}")
 
 
 def simulate(engine: State, moves: list, mode: str = "stop", seed: str | None = None,
@@ -135,10 +135,10 @@ def simulate(engine: State, moves: list, mode: str = "stop", seed: str | None = 
     return Outcome(steps, None, state, None, seed if mode == "sample" else None)
 
 
-def _effects(state: State, seat: int, move: Move) -> list[Event]:
+def _effects(state: State, seat: int, move: GivenMove) -> list[Event]:
     """The step's events before its first draw (validate's dry run, which draws nothing)."""
     verdict = game.validate(state, seat, move)
-    return list(verdict.get("effects", []))
+    return list(verdict.get("effects", []) if verdict["legal"] else [])
 
 
 def _expectation(draw: game.Draw) -> dict:

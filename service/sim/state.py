@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.sim.actions import ActionSpace, action_space
 
 CHANCE = -1  # OpenSpiel's kChancePlayerId
@@ -35,7 +35,7 @@ class Pending:
 
     before: State
     seat: int
-    move: Move
+    move: GivenMove
     chosen: tuple[int, ...]
     draw: game.Draw  # the draw to choose now
 
@@ -44,8 +44,8 @@ class Pending:
 class Listing:
     """The legal actions of one decision, worked out once and shared by clones."""
 
-    moves: dict[int, Move]  # id -> the listed move, for the moves that are one action
-    paths: dict[tuple[int, ...], Move]  # a delivery's steps -> the listed delivery
+    moves: dict[int, GivenMove]  # id -> the listed move, for the moves that are one action
+    paths: dict[tuple[int, ...], GivenMove]  # a delivery's steps -> the listed delivery
     next_steps: dict[tuple[int, ...], list[int]]  # a delivery's steps so far -> the next ones
 
 
@@ -132,14 +132,14 @@ class SimState:
 
     def _list(self) -> Listing:
         seat = game.active_seat(self.engine)
-        moves: dict[int, Move] = {}
+        moves: dict[int, GivenMove] = {}
         deliveries = []
         for move in ([] if seat is None else game.legal_moves(self.engine, seat)):
             if move["type"] == "deliver":
                 deliveries.append(move)
             else:
                 moves[self.space.encode(move)] = move
-        paths: dict[tuple[int, ...], Move] = {}
+        paths: dict[tuple[int, ...], GivenMove] = {}
         next_steps: dict[tuple[int, ...], list[int]] = {}
         if deliveries:
             for path, move in zip(self.space.delivery_paths(self.engine, deliveries), deliveries,
@@ -167,19 +167,19 @@ class SimState:
             return listing.next_steps[self.partial]
         return sorted([*listing.moves, *listing.next_steps.get((), ())])
 
-    def legal_moves_by_action(self) -> dict[int, Move | None]:
+    def legal_moves_by_action(self) -> dict[int, GivenMove | None]:
         """Each legal action with the move it makes now (None for a delivery step that does not
         finish its delivery)."""
         return {a: self.decode(a) for a in self.legal_actions()}
 
-    def actions_of(self, move: Move) -> list[int]:
+    def actions_of(self, move: GivenMove) -> list[int]:
         """The actions that make this legal move from here: one id, or a delivery's steps."""
         if move["type"] != "deliver":
             return [self.space.encode(move)]
         path = self.space.delivery_paths(self.engine, [move])[0]
         return [*path, self.space.stop] if path in self.listing().next_steps else list(path)
 
-    def decode(self, action: int) -> Move | None:
+    def decode(self, action: int) -> GivenMove | None:
         """The listed move this action makes now, or None for a delivery step that leaves the
         route unfinished; NoSuchAction when it is not legal here."""
         if self.pending is not None:
@@ -213,13 +213,13 @@ class SimState:
         assert seat is not None
         self._play(self.engine, seat, move, ())
 
-    def apply_move(self, seat: int, move: Move) -> None:
+    def apply_move(self, seat: int, move: GivenMove) -> None:
         """Plays an engine move as it is (IllegalMove as apply raises it), chance nodes after."""
         if self.pending is not None or self.partial:
             raise NoSuchAction("not at a decision")
         self._play(self.engine, seat, move, ())
 
-    def _play(self, before: State, seat: int, move: Move, chosen: tuple[int, ...]) -> None:
+    def _play(self, before: State, seat: int, move: GivenMove, chosen: tuple[int, ...]) -> None:
         script = iter(chosen)
 
         def choose(draw: game.Draw) -> int:
@@ -259,12 +259,12 @@ def num_distinct_actions(map_id: str, players: int) -> int:
     return action_space(map_id, players).num_distinct_actions
 
 
-def encode(move: Move, state: SimState) -> int:
+def encode(move: GivenMove, state: SimState) -> int:
     """The id of a move that is one action (a delivery: state.actions_of(move), its steps)."""
     return state.space.encode(move)
 
 
-def decode(action: int, state: SimState) -> Move | None:
+def decode(action: int, state: SimState) -> GivenMove | None:
     """The listed move the action makes in this state (None: a delivery step, unfinished)."""
     return state.decode(action)
 

@@ -6,7 +6,7 @@ move goods, and place produced goods in the first empty squares of the display."
 from __future__ import annotations
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, Move, State
 
 # Preferred moves by type, cheapest first: the first one listed by legal_moves is made.
 CHEAPEST = (
@@ -20,7 +20,7 @@ CHEAPEST = (
 DISPLAY_ORDER = tuple(f"{side}-{n}" for side in ("light", "dark") for n in range(1, 7)) + tuple("ABCDEFGH")
 
 
-def default_move(state: State, seat: int) -> dict | None:
+def default_move(state: State, seat: int) -> Move | None:
     """The move the clock makes for `seat`, or None when the seat has no decision."""
     moves = game.legal_moves(state, seat)
     if not moves:
@@ -38,6 +38,6 @@ def default_move(state: State, seat: int) -> dict | None:
     return moves[0]
 
 
-def _display_rank(move: Move) -> list[int]:
+def _display_rank(move: GivenMove) -> list[int]:
     rank = {column: i for i, column in enumerate(DISPLAY_ORDER)}
     return sorted(rank.get(p["column"], len(rank)) for p in move["placements"])

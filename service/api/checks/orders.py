@@ -7,7 +7,6 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate
 
-from service.engine.layout import Move
 from service.referee.orders import MAX_BID, MAX_ORDERS
 
 from .shapes import ACTIONS, Strict, StrictInt, choice
@@ -35,7 +34,7 @@ ORDER_SCHEMAS: dict[str, Schema] = {
 }
 
 
-def load_orders(data: Any) -> list[Move]:
+def load_orders(data: Any) -> list[dict]:
     """A PUT body {"orders": [...]} as the list to store. Raises ValidationError."""
     if not isinstance(data, dict) or set(data) != {"orders"}:
         raise ValidationError({"_schema": ['the body is {"orders": [order, ...]}']})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from service.engine.errors import IllegalMove
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.moves import expect_type, leave_queue, next_in_queue
 from service.engine.state import active_players
 
@@ -24,7 +24,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     return [{"type": "select_action", "action": a} for a in rules.available_actions(state)]
 
 
-def check(state: State, rules: Rules, seat: int, move: Move) -> str:
+def check(state: State, rules: Rules, seat: int, move: GivenMove) -> str:
     expect_type(move, *MOVE_TYPES)
     action = move.get("action")
     if not isinstance(action, str):
@@ -35,7 +35,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> str:
     return action
 
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     action = check(state, rules, seat, move)
     state["actions"]["taken"][action] = seat
     state["players"][seat]["action"] = action

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from service.engine.contract_types import TurnOrderSetEventPayment
 from service.engine.errors import IllegalMove
-from service.engine.layout import Auction, Event, Move, State
+from service.engine.layout import Auction, Event, GivenMove, Move, State
 from service.engine.moves import expect_type, int_field
 from service.engine.state import active_players, open_auction
 
@@ -59,7 +59,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     return moves
 
 
-def check(state: State, rules: Rules, seat: int, move: Move) -> str:
+def check(state: State, rules: Rules, seat: int, move: GivenMove) -> str:
     kind = expect_type(move, *MOVE_TYPES)
     auction = open_auction(state)
     if kind != "drop_out" and rules.forced_drop_out(state, seat):
@@ -78,7 +78,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> str:
     return kind
 
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     kind = check(state, rules, seat, move)
     auction = open_auction(state)
     if kind == "bid":

@@ -22,7 +22,7 @@ from service.engine import tiles as T
 from service.engine.contract_types import BuildMove, TrackBuiltEvent
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_key
-from service.engine.layout import BuildTurn, EdgeStatus, Event, Move, State
+from service.engine.layout import BuildTurn, EdgeStatus, Event, GivenMove, Move, State
 from service.engine.moves import expect_type, hex_field, leave_queue
 from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
 from service.engine.phases import build_shapes as S
@@ -338,7 +338,7 @@ def _impassable(board) -> frozenset[Hex]:
     return known[1]
 
 
-def parse_build(move: Move) -> tuple[Hex, frozenset | None, frozenset | None]:
+def parse_build(move: GivenMove) -> tuple[Hex, frozenset | None, frozenset | None]:
     expect_type(move, "build")
     h = hex_field(move, "hex")
     tracks = move.get("tracks")
@@ -550,7 +550,7 @@ def _closes_loop_listed(ctx: BuildContext, site: Site, geo: Geometry) -> bool:
 
 # -- urbanization ------------------------------------------------------------------------------
 
-def check_urbanize(state: State, rules: Rules, seat: int, move: Move, net: Network) -> tuple[Hex, str]:
+def check_urbanize(state: State, rules: Rules, seat: int, move: GivenMove, net: Network) -> tuple[Hex, str]:
     expect_type(move, "urbanize")
     h = hex_field(move, "hex")
     letter = move.get("new_city")
@@ -617,11 +617,11 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
     return sorted(h for h in found if h in terrain and not rules.hex_closed(state, h))
 
 
-def legal(state: State, rules: Rules, seat: int) -> list[dict]:
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     ctx = BuildContext(state, rules, seat)
     net = ctx.net
     build = open_build_turn(state)
-    moves: list[dict] = []
+    moves: list[Move] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
         placed = set(state["new_cities"].values())
         for letter in rules.new_city_letters():
@@ -635,7 +635,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[dict]:
     return moves
 
 
-def list_builds(ctx: BuildContext, moves: list[dict]) -> None:
+def list_builds(ctx: BuildContext, moves: list[Move]) -> None:
     """Appends every build the seat may make, judged by the rules judge_price applies, in the
     order that makes each rule cheapest: the tiles left once per listing, the cost and cash
     once per kind of build on a hex, the loop check per shape. The hot loop of the engine:
@@ -687,7 +687,7 @@ def list_builds(ctx: BuildContext, moves: list[dict]) -> None:
 
 # -- applying ------------------------------------------------------------------------------------
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     kind = expect_type(move, "build", "urbanize", "end_build", *rules.extra_build_move_types())
     ctx = BuildContext(state, rules, seat)
     if kind == "end_build":

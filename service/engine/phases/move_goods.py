@@ -8,13 +8,14 @@ raises its owner's income by 1.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
+from service.engine.contract_types import DeliverMove
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, around, as_dict, key, parse_key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.moves import expect_type, hex_field, leave_queue
 from service.engine.network import Route
 from service.engine.state import open_move_goods, raise_locomotive
@@ -56,8 +57,8 @@ def _round_over(state: State, rules: Rules) -> None:
         _open_round(state, rules)
 
 
-def legal(state: State, rules: Rules, seat: int) -> list[dict]:
-    moves = [{"type": "pass"}]
+def legal(state: State, rules: Rules, seat: int) -> list[Move]:
+    moves: list[Move] = [{"type": "pass"}]
     try:
         check_upgrade(state, seat)
         moves.append({"type": "upgrade_locomotive"})
@@ -176,9 +177,9 @@ class Trip:
             self.back()
 
 
-def deliveries(state: State, rules: Rules, seat: int) -> list[dict]:
+def deliveries(state: State, rules: Rules, seat: int) -> list[DeliverMove]:
     graph = LinkGraph(state, rules)
-    moves: list[dict] = []
+    moves: list[DeliverMove] = []
     income: dict[tuple[int, ...], dict[str, int]] = {}
     for k, colours in sorted(rules.cube_sources(state).items()):
         start = parse_key(k)
@@ -191,8 +192,9 @@ def deliveries(state: State, rules: Rules, seat: int) -> list[dict]:
                 ids = tuple(id(link) for link in links)
                 if ids not in income:
                     income[ids] = income_of(state, rules, links)
-                move = {"type": "deliver", "from": as_dict(start), "color": colour,
-                        "links": [link.link_id for link in links], "income": dict(income[ids])}
+                move: DeliverMove = {"type": "deliver", "from": as_dict(start), "color": colour,
+                                     "links": [link.link_id for link in links],
+                                     "income": dict(income[ids])}
                 if first is not None:
                     move["toward"] = as_dict(stops[0])
                 moves.append(move)
@@ -200,7 +202,7 @@ def deliveries(state: State, rules: Rules, seat: int) -> list[dict]:
 
 
 def check_delivery(state: State, rules: Rules, seat: int,
-                   move: Move) -> tuple[Hex, str, list[Route], list[Hex]]:
+                   move: GivenMove) -> tuple[Hex, str, list[Route], list[Hex]]:
     start = hex_field(move, "from")
     colour = move.get("color")
     ids = move.get("links")
@@ -257,7 +259,7 @@ def check_delivery(state: State, rules: Rules, seat: int,
     return start, colour, trip.links, trip.stops
 
 
-def check(state: State, rules: Rules, seat: int, move: Move) -> tuple[str, tuple | None]:
+def check(state: State, rules: Rules, seat: int, move: GivenMove) -> tuple[str, tuple | None]:
     kind = expect_type(move, "deliver", "upgrade_locomotive", "pass")
     if kind == "upgrade_locomotive":
         check_upgrade(state, seat)
@@ -267,7 +269,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> tuple[str, tuple
     return kind, None
 
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     kind, detail = check(state, rules, seat, move)
     mg = open_move_goods(state)
     if kind == "upgrade_locomotive":
@@ -300,7 +302,7 @@ def deliver(state: State, rules: Rules, seat: int, start: Hex, colour: str, link
 
 
 
-def delivery_edges(state: State, rules: Rules, moves: list[Move]) -> list[list[int]]:
+def delivery_edges(state: State, rules: Rules, moves: Sequence[GivenMove]) -> list[list[int]]:
     """For each listed delivery, the edge by which the cube leaves each place it is at: its
     source, then each stop it passes. With the source, these name the route whatever the link
     ids (service/sim numbers a delivery's steps by them). A cube that starts between stops

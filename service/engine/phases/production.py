@@ -10,8 +10,9 @@ from __future__ import annotations
 from itertools import combinations, product
 from typing import TYPE_CHECKING
 
+from service.engine.contract_types import ProduceMove
 from service.engine.errors import IllegalMove
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.moves import expect_type
 from service.engine.state import action_holder, draw_cube, open_production
 
@@ -58,7 +59,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     room = empty_squares(state, rules)
     columns = sorted(room)
     seen = set()
-    moves = []
+    moves: list[ProduceMove] = []
     for colours in sorted(set(combinations(sorted(drawn), need))):
         for cols in product(columns, repeat=need):
             if any(cols.count(c) > room[c] for c in set(cols)):
@@ -69,10 +70,10 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
             seen.add(placement)
             moves.append({"type": "produce",
                           "placements": [{"color": c, "column": col} for c, col in placement]})
-    return rules.production_moves(state, seat, moves)
+    return [*rules.production_moves(state, seat, moves)]
 
 
-def check(state: State, rules: Rules, seat: int, move: Move) -> list[tuple[str, str]]:
+def check(state: State, rules: Rules, seat: int, move: GivenMove) -> list[tuple[str, str]]:
     expect_type(move, *MOVE_TYPES)
     placements = move.get("placements")
     if not isinstance(placements, list) or not all(
@@ -97,7 +98,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> list[tuple[str, 
     return out
 
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     placements = check(state, rules, seat, move)
     rules.apply_production_extra(state, seat, move, events)
     place(state, placements, events)

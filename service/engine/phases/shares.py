@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from service.engine import rules_data as R
 from service.engine.errors import IllegalMove
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.moves import expect_type, int_field, leave_queue, next_in_queue
 from service.engine.state import active_players
 
@@ -26,7 +26,7 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
     return [{"type": "issue_shares", "count": n} for n in range(room + 1)]
 
 
-def check(state: State, rules: Rules, seat: int, move: Move) -> int:
+def check(state: State, rules: Rules, seat: int, move: GivenMove) -> int:
     expect_type(move, *MOVE_TYPES)
     count = int_field(move, "count", minimum=0)
     shares = state["players"][seat]["shares"]
@@ -36,7 +36,7 @@ def check(state: State, rules: Rules, seat: int, move: Move) -> int:
     return count
 
 
-def apply(state: State, rules: Rules, seat: int, move: Move, events: list[Event]) -> None:
+def apply(state: State, rules: Rules, seat: int, move: GivenMove, events: list[Event]) -> None:
     count = check(state, rules, seat, move)
     player = state["players"][seat]
     player["shares"] += count

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from service.engine import rules_data as R
+from service.engine.contract_types import ProduceMove
 from service.engine.hexgrid import Hex, key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.maps import MapData
 from service.engine.network import Network, Route
 from service.engine.state import action_holder, active_players, raise_locomotive
@@ -142,7 +143,7 @@ class Rules:
     def extra_build_moves(self, state: State, seat: int) -> list[Move]:
         return []
 
-    def apply_extra_build_move(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
+    def apply_extra_build_move(self, state: State, seat: int, move: GivenMove, events: list[Event]) -> None:
         raise AssertionError("the base game adds no build moves")
 
     def every_extra_build_move(self) -> list[Move]:
@@ -218,7 +219,7 @@ class Rules:
         """Whether the Production holder decides something besides cube placements."""
         return False
 
-    def production_moves(self, state: State, seat: int, moves: list[dict]) -> list[Move]:
+    def production_moves(self, state: State, seat: int, moves: list[ProduceMove]) -> list[ProduceMove]:
         return moves
 
     def production_extras(self) -> list[dict]:
@@ -226,13 +227,13 @@ class Rules:
         produce move, {} for none (the map's data alone; move_space.py)."""
         return [{}]
 
-    def check_production_extra(self, state: State, seat: int, move: Move) -> None:
+    def check_production_extra(self, state: State, seat: int, move: GivenMove) -> None:
         if set(move) - {"type", "placements"}:
             from service.engine.errors import IllegalMove
 
             raise IllegalMove("BAD_MOVE", "produce takes only placements on this map")
 
-    def apply_production_extra(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
+    def apply_production_extra(self, state: State, seat: int, move: GivenMove, events: list[Event]) -> None:
         """Map-specific effects of the Production action, before cubes are placed."""
 
     def growth_dice(self, state: State) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour, parse_key
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.maps import MapData
 from service.engine.network import Route
 from service.engine.state import action_holder, draw_cube, open_build_turn
@@ -154,7 +154,7 @@ class Berlin(Rules):
         return [{"type": "remove_wall", "edge": {"a": as_dict(a), "b": as_dict(b)}}
                 for _, (a, b) in sorted(self.discs.items())]
 
-    def apply_extra_build_move(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
+    def apply_extra_build_move(self, state: State, seat: int, move: GivenMove, events: list[Event]) -> None:
         why = self._may_remove_wall(state, seat)
         if why is not None:
             raise IllegalMove("REMOVE_WALL_NOT_ALLOWED", why)

@@ -11,9 +11,10 @@ start there with the base rules.
 from __future__ import annotations
 
 from service.engine import rules_data as R
+from service.engine.contract_types import ProduceMove
 from service.engine.errors import IllegalMove
 from service.engine.hexgrid import Hex, as_dict, key, neighbour
-from service.engine.layout import Event, Move, State
+from service.engine.layout import Event, GivenMove, State
 from service.engine.maps import MapData
 from service.engine.moves import hex_field
 from service.engine.network import Route
@@ -188,7 +189,7 @@ class Iraq(Rules):
     def production_extra_choices(self, state: State) -> bool:
         return state["variant"]["oil_aside"] > 0
 
-    def production_moves(self, state: State, seat: int, moves: list[dict]) -> list[Move]:
+    def production_moves(self, state: State, seat: int, moves: list[ProduceMove]) -> list[ProduceMove]:
         if not self.production_extra_choices(state):
             return moves
         return [{**m, "oil_field": as_dict(h)} for m in moves for h in self.oil_fields]
@@ -196,7 +197,7 @@ class Iraq(Rules):
     def production_extras(self) -> list[dict]:
         return [{}, *({"oil_field": h} for h in self.oil_fields)]
 
-    def check_production_extra(self, state: State, seat: int, move: Move) -> None:
+    def check_production_extra(self, state: State, seat: int, move: GivenMove) -> None:
         extra = set(move) - {"type", "placements", "oil_field"}
         if extra:
             raise IllegalMove("BAD_MOVE", f"produce takes no {', '.join(sorted(extra))}")
@@ -209,7 +210,7 @@ class Iraq(Rules):
         if hex_field(move, "oil_field") not in self._stops:
             raise IllegalMove("BAD_PLACEMENT", "oil_field must be an oil-field hex")
 
-    def apply_production_extra(self, state: State, seat: int, move: Move, events: list[Event]) -> None:
+    def apply_production_extra(self, state: State, seat: int, move: GivenMove, events: list[Event]) -> None:
         if not self.production_extra_choices(state):
             return
         h = hex_field(move, "oil_field")
