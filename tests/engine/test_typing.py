@@ -57,3 +57,18 @@ def test_an_event_the_contract_does_not_describe_is_a_type_error(tmp_path: Path)
     assert result.returncode == 1, result.stdout
     errors = [line for line in result.stdout.splitlines() if ": error:" in line]
     assert [line.split(":")[1] for line in errors if "probe.py" in line] == ["6", "7"], result.stdout
+
+
+def test_a_listed_move_the_contract_does_not_describe_is_a_type_error(tmp_path: Path):
+    # What a phase lists is layout.Move, the union of openapi.yaml's move schemas.
+    probe = tmp_path / "probe.py"
+    probe.write_text("from service.engine.layout import Move\n\n\n"
+                     "def legal() -> list[Move]:\n"
+                     "    return [{'type': 'bid', 'amount': 3},\n"
+                     "            {'type': 'bid', 'count': 3},\n"
+                     "            {'type': 'deliver', 'from': {'q': 1, 'r': 2}, 'color': 'red'}]\n")
+    result = mypy(str(probe))
+    assert result.returncode == 1, result.stdout
+    lines = {line.split(":")[1] for line in result.stdout.splitlines()
+             if "probe.py" in line and ": error:" in line}
+    assert lines == {"6", "7"}, result.stdout
