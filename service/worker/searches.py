@@ -23,7 +23,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from service.engine import game
-from service.engine.layout import Move, State
+from service.engine.layout import GivenMove, State
 from service.sim import levels
 from service.sim.search import Budget, search
 
@@ -33,13 +33,13 @@ T = TypeVar("T")
 PRELOAD = ["service.engine.game", "service.sim.levels", "service.sim.search", "service.worker.searches"]
 
 
-def bot_move(state: State, seat: int, level: int, moves_made: int, time_ms: float) -> Move:
+def bot_move(state: State, seat: int, level: int, moves_made: int, time_ms: float) -> GivenMove:
     """The move a computer seat of `level` makes (service/sim/levels.py), at most `time_ms`."""
     return levels.choose(state, seat, game.legal_moves(state, seat), level, moves_made, time_ms=time_ms)
 
 
 def hint_moves(state: State, seat: int, version: int, budget_ms: float,
-               top: int) -> list[tuple[Move, float, int]]:
+               top: int) -> list[tuple[GivenMove, float, int]]:
     """The `top` moves of the search at `budget_ms`: (move, value, visits), best first. Seeded by
     the position, as a computer seat's search is."""
     rng = random.Random(f"{state['seed_commitment']}:{version}:{seat}:hint")
