@@ -271,7 +271,7 @@ class _BuildWords:
             words = self.headings[edges] = self.teller.heading(edges)
         return words
 
-    def text(self, move: Move) -> str | None:
+    def text(self, move: GivenMove) -> str | None:
         """The sentence of a listed build; None for one of another form (Teller.move's)."""
         h, cost = move["hex"], move["cost"]
         at = (h["q"], h["r"])
