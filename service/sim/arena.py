@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from service.engine import game
+from service.engine import game, warm
 from service.sim import policies
 
 Z95 = 1.959963984540054
@@ -273,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     sims, ms = args.search_sims, args.search_ms
     if sims is None and ms is None:
         ms = 1000.0
+    # Before the pool forks: every worker starts with the geometry warmed and the collector
+    # settled (engine/warm.py); AOS_WARM_UP_GAMES=0 (the tests) skips it. Moves are the same.
+    warm.warm_up(int(os.environ.get("AOS_WARM_UP_GAMES", "1") or "1"))
     results, seconds = run(map_ids, seats, args.games, args.seed, max(1, args.workers), sims, ms,
                            not args.quiet)
     budget = " and ".join(x for x in (f"{sims} simulations" if sims else "",

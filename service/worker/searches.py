@@ -30,7 +30,10 @@ from service.sim.search import Budget, search
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-PRELOAD = ["service.engine.game", "service.sim.levels", "service.sim.search", "service.worker.searches"]
+# The fork server imports these once; search_warm warms the engine up there (and settles the
+# collector), so every search process forked from it starts warm (engine/warm.py).
+PRELOAD = ["service.engine.game", "service.sim.levels", "service.sim.search", "service.worker.searches",
+           "service.worker.search_warm"]
 
 
 def bot_move(state: State, seat: int, level: int, moves_made: int, time_ms: float) -> GivenMove:

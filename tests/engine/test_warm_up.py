@@ -60,3 +60,29 @@ def test_the_app_warms_up_as_the_environment_says() -> None:
     assert Settings.from_env({"AOS_WARM_UP_GAMES": "0"}).warm_up_games == 0
     assert Settings.from_env({"AOS_WARM_UP_GAMES": "3"}).warm_up_games == 3
     assert Settings.from_env({}).warm_up_games == 1
+
+
+# The collector after warm_up(N, settle) in a fresh process: thresholds and how many objects
+# are frozen.
+_COLLECTOR = """
+import gc, json, sys
+from service.engine import warm
+before = gc.get_threshold()
+warm.warm_up(int(sys.argv[1]), settle=sys.argv[2] == "settle")
+print(json.dumps({"before": before, "after": gc.get_threshold(), "frozen": gc.get_freeze_count()}))
+"""
+
+
+def collector_after(games: int, settle: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", _COLLECTOR, str(games), settle], cwd=ROOT,
+                          check=True, capture_output=True, text=True)
+    return orjson.loads(done.stdout)
+
+
+def test_warm_up_settles_the_collector_only_when_it_warms() -> None:
+    settled = collector_after(1, "settle")
+    assert settled["before"] == [700, 10, 10]
+    assert settled["after"] == [10_000, 10, 10]
+    assert settled["frozen"] > 20_000  # the modules and the kept geometry
+    assert collector_after(1, "no") == {"before": [700, 10, 10], "after": [700, 10, 10], "frozen": 0}
+    assert collector_after(0, "settle") == {"before": [700, 10, 10], "after": [700, 10, 10], "frozen": 0}
