@@ -10,6 +10,8 @@ What it writes (only what openapi.yaml decides), for the schemas reachable from 
   object gets its parent's name and the property's (TurnOrderSetEvent.payments -> TurnOrderSetEventPayment);
   keys that are not identifiers (`in`, `from`) make it the functional TypedDict form;
 - an `allOf` of a `$ref` and objects: a TypedDict extending the referenced one;
+- GameView in two: `RulesView`, what the engine's game.view makes, and GameView extending it
+  with the fields the service adds (SPLITS);
 - a `oneOf` of `$ref`s: a union alias (`Move`, `Event`); a `oneOf` of inline objects: one
   TypedDict per option (named by its `title`), and the union;
 - a scalar schema: an alias (`Seat = int`); a `const` is a Literal (the `type` of each move and
@@ -41,6 +43,8 @@ OUT = ROOT / "service" / "engine" / "contract_types.py"
 ROOTS = ("Move", "RecordedMove", "Event", "GameView", "LegalMoves", "MapSummary", "MapDetail",
          "Verdict", "HistoryEntry")
 LINE = 100
+# A view the engine makes in part: (the name of the engine's part, the fields the service adds).
+SPLITS = {"GameView": ("RulesView", ("game_id", "version", "takeback", "clock", "deadline"))}
 
 HEADER = '''"""The contract's moves, events and views as TypedDicts (openapi.yaml {version}).
 
@@ -170,6 +174,14 @@ class Generator:
             required = set(part.get("required", []))
             for prop, sub in part.get("properties", {}).items():
                 fields.append((prop, self.type_of(sub, name + camel(prop)), prop in required))
+        if name in SPLITS:
+            # The engine's part first, as a TypedDict of its own that the whole extends.
+            part, service_fields = SPLITS[name]
+            own = [f for f in fields if f[0] not in service_fields]
+            self.dicts[part] = (base, own, f"The part of {name} that the rules engine makes (game.view); "
+                                "the service adds " + ", ".join(f"`{f}`" for f in service_fields) + ".")
+            self.order.append(part)
+            base, fields = part, [f for f in fields if f[0] in service_fields]
         self.dicts[name] = (base, fields, doc_of(schema))
         self.order.append(name)
 

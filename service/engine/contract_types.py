@@ -706,13 +706,10 @@ class Clock(TypedDict):
     turn_seconds: int
 
 
-# Everything public about a game at one version: the phase and whose decision it is, the players,
-# the phase's own state (auction, actions, build, move goods, production), the goods display and
-# bag, the board, and the scores once finished. Secrets (the seed, tokens) are never in it.
-class GameView(TypedDict):
-    game_id: GameId
+# The part of GameView that the rules engine makes (game.view); the service adds `game_id`,
+# `version`, `takeback`, `clock`, `deadline`.
+class RulesView(TypedDict):
     map: MapId
-    version: Version
     status: str
     round: int
     last_round: int
@@ -730,9 +727,17 @@ class GameView(TypedDict):
     board: BoardView
     scores: list[Score] | None
     seed_commitment: Sha256Hex
-    takeback: TakebackView | None
     reproducible: NotRequired[bool]
     options: NotRequired[dict[str, Any]]
+
+
+# Everything public about a game at one version: the phase and whose decision it is, the players,
+# the phase's own state (auction, actions, build, move goods, production), the goods display and
+# bag, the board, and the scores once finished. Secrets (the seed, tokens) are never in it.
+class GameView(RulesView):
+    game_id: GameId
+    version: Version
+    takeback: TakebackView | None
     clock: Clock | None
     deadline: str | None
 

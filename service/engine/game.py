@@ -31,7 +31,7 @@ from typing import cast
 
 from service.engine import lifecycle, rng, tiles
 from service.engine import rules_data as R
-from service.engine.contract_types import IllegalVerdict, LegalVerdict, Verdict
+from service.engine.contract_types import IllegalVerdict, LegalVerdict, RulesView, Verdict
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.hexgrid import key
 from service.engine.layout import Event, GivenMove, Move, State
@@ -285,7 +285,7 @@ def delivery_edges(state: State, moves: Sequence[GivenMove]) -> list[list[int]]:
     return move_goods.delivery_edges(state, rules_for(state["map"]), moves)
 
 
-def view(state: State) -> dict:
+def view(state: State) -> RulesView:
     """What a client sees of the game: players, phase, the deciding seat, the board, the display.
 
     Nothing in it tells a random outcome before the move that causes it (the seed is not in it).

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from service.engine import rules_data as R
+from service.engine.contract_types import (
+    AuctionView,
+    BoardView,
+    BoardViewTown,
+    BuildView,
+    CityView,
+    HexTrack,
+    Link,
+    PlayerView,
+    RulesView,
+)
 from service.engine.hexgrid import as_dict, key, parse_key
 from service.engine.layout import State
 from service.engine.maps import MAP_IDS, load_map
@@ -15,8 +26,8 @@ if TYPE_CHECKING:
     from service.engine.variants.base import Rules
 
 
-def game_view(state: State, rules: Rules) -> dict:
-    players = [
+def game_view(state: State, rules: Rules) -> RulesView:
+    players: list[PlayerView] = [
         {"seat": i, "name": p["name"], "cash": p["cash"], "income": p["income"],
          "shares": p["shares"], "locomotive": p["loco"], "action": p["action"],
          "eliminated": p["eliminated"]}
@@ -55,7 +66,7 @@ def game_view(state: State, rules: Rules) -> dict:
     }
 
 
-def _auction(state: State) -> dict | None:
+def _auction(state: State) -> AuctionView | None:
     a = state["auction"]
     if a is None:
         return None
@@ -64,28 +75,28 @@ def _auction(state: State) -> dict | None:
                 a["pass_holder"] is not None and not a["pass_used"])}
 
 
-def _build(state: State) -> dict | None:
+def _build(state: State) -> BuildView | None:
     b = state["build"]
     if b is None:
         return None
     return {"seat": b["seat"], "tiles_left": b["tiles_left"], "urbanized": b["urbanized"]}
 
 
-def board_view(state: State, rules: Rules) -> dict:
+def board_view(state: State, rules: Rules) -> BoardView:
     board = rules.map
-    tracks = []
+    tracks: list[HexTrack] = []
     for k in sorted(set(state["track"]) | set(state["towns"]), key=lambda k: parse_key(k)):
-        entry: dict = {"hex": as_dict(parse_key(k)),
+        entry: HexTrack = {"hex": as_dict(parse_key(k)),
                        "tracks": [{"edges": [a, b], "owner": o} for a, b, o in state["track"].get(k, [])]}
         if k in state["towns"]:
             entry["town_exits"] = [{"edge": e, "owner": o} for e, o in state["towns"][k]]
         tracks.append(entry)
-    links = [
+    links: list[Link] = [
         {"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
          "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
         for link in rules.network(state).links()
     ]
-    cities = []
+    cities: list[CityView] = []
     for h, city in sorted(board.cities.items()):
         cities.append({"hex": as_dict(h), "name": city.name, "colors": list(city.colors),
                        "goods": list(state["cubes"].get(key(h), [])), "new_city": None})
@@ -94,10 +105,12 @@ def board_view(state: State, rules: Rules) -> dict:
         cities.append({"hex": as_dict(h), "name": board.towns[h],
                        "colors": [board.new_city_tiles[letter].color],
                        "goods": list(state["cubes"].get(k, [])), "new_city": letter})
-    towns = [{"hex": as_dict(h), "name": name} for h, name in sorted(board.towns.items())
+    towns: list[BoardViewTown] = [{"hex": as_dict(h), "name": name} for h, name in sorted(board.towns.items())
              if key(h) not in state["new_cities"]]
-    view = {"tracks": tracks, "links": links, "cities": cities, "towns": towns}
-    view.update(rules.board_features(state))
+    view: BoardView = {"tracks": tracks, "links": links, "cities": cities, "towns": towns}
+    # The map's own features (Berlin's walls, Iraq's oil...) beside them: BoardView's
+    # additionalProperties, which a TypedDict does not declare.
+    cast(dict, view).update(rules.board_features(state))
     return view
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime
 
+from service.engine.contract_types import Clock
 from service.engine.layout import State
 
 OPTION = "clock"
@@ -61,7 +62,7 @@ def in_meta(clock: dict | None, created_ms: int) -> dict:
     return {} if not clock else {OPTION: {"turn_seconds": clock["turn_seconds"], "created_ms": created_ms}}
 
 
-def public(clock: dict | None) -> dict | None:
+def public(clock: dict | None) -> Clock | None:
     return None if not clock else {"turn_seconds": clock["turn_seconds"]}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import orjson
 
-from service.engine.contract_types import TimelineMove
+from service.engine.contract_types import TakebackView, TimelineMove
 from service.engine.layout import Event, State
 from service.store import Stored
 
@@ -32,7 +32,7 @@ from .undo import check_not_finished, plan_undo
 
 
 def _step(game_id: str, stored: Stored, at_ms: int, seat: int, move: TimelineMove, events: list[Event],
-          state: State | None, pending: dict | None) -> Change:
+          state: State | None, pending: TakebackView | None) -> Change:
     """A change of one log entry that is not a move of the game: an undo or a takeback step.
     `state` None: the state stays as it is."""
     state = orjson.loads(stored.state) if state is None else state

@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import orjson
 
 from service.engine import game, words
-from service.engine.contract_types import Verdict
+from service.engine.contract_types import GameView, TakebackView, Verdict
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, GivenMove, State
 from service.observability import metrics
@@ -97,8 +97,8 @@ def fingerprint(obj: object) -> bytes:
     return hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest().encode()
 
 
-def full_view(state: State, game_id: str, version: int, *, takeback: dict | None = None,
-              clock: dict | None = None, since_ms: int = 0) -> dict:
+def full_view(state: State, game_id: str, version: int, *, takeback: TakebackView | None = None,
+              clock: dict | None = None, since_ms: int = 0) -> GameView:
     """The engine's view plus what only the API knows: the id, the version, the takeback
     proposed (timeline.pending_takeback: it lives in the log, not in the engine state), and the
     clock with the deadline of the decision (`since_ms`: the commit time of the version)."""
@@ -121,7 +121,7 @@ def render_at(state: State, game_id: str, version: int, meta: bytes,
 
 
 def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int,
-               takeback: dict | None = None) -> bytes:
+               takeback: TakebackView | None = None) -> bytes:
     """The stored view of a version committed at `at_ms`, for a game with this metadata."""
     clock = clocks.of_meta(orjson.loads(meta))
     return orjson.dumps(full_view(state, game_id, version, takeback=takeback, clock=clock, since_ms=at_ms))

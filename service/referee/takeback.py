@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from service.engine.contract_types import TakenBackEvent, TimelineMove
+from service.engine.contract_types import TakebackView, TakenBackEvent, TimelineMove
 from service.engine.layout import Event, State
 
 from . import timeline
@@ -53,7 +53,7 @@ class Step:
     move: TimelineMove
     events: list[Event]
     state: State | None
-    pending: dict | None
+    pending: TakebackView | None
 
 
 def rewind(state: State, entries: Sequence[dict], to_version: int) -> Rewind:
@@ -102,7 +102,7 @@ def propose(state: State, entries: Sequence[dict], seat: int, to_version: int) -
                 {"to_version": to_version, "by": seat, "waiting": asked})
 
 
-def pending_for(entries: Sequence[dict]) -> dict:
+def pending_for(entries: Sequence[dict]) -> TakebackView:
     pending = timeline.pending_takeback(entries[-timeline.TAKEBACK_SPAN:])
     if pending is None:
         raise refused(NO_TAKEBACK_PENDING, "no takeback is pending")

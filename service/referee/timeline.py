@@ -17,6 +17,7 @@ from typing import Final
 import orjson
 
 from service.engine import game
+from service.engine.contract_types import TakebackView
 from service.engine.layout import Event, GivenMove, State
 
 # Entries that take moves back: "undo" the last move in effect, "takeback" to the moves in
@@ -88,7 +89,7 @@ def in_effect(entries: Sequence[dict], version: int | None = None) -> list[dict]
     return chosen[::-1]
 
 
-def pending_takeback(entries: Sequence[dict]) -> dict | None:
+def pending_takeback(entries: Sequence[dict]) -> TakebackView | None:
     """The takeback proposed and not settled after the last of `entries` (the log up to the
     version in question, or only its last TAKEBACK_SPAN entries), as the view shows it:
     {to_version, by, waiting: [seat]}; or None. A proposal stays pending only while nothing but

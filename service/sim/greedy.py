@@ -16,6 +16,8 @@ from functools import cache, lru_cache
 import orjson
 
 from service.engine import game
+from service.engine.contract_types import Hex as HexObject
+from service.engine.contract_types import RulesView
 from service.engine.layout import GivenMove, State
 
 Hex = tuple[int, int]
@@ -49,7 +51,7 @@ def distance(a: Hex, b: Hex) -> int:
     return (abs(dq) + abs(dr) + abs(dq + dr)) // 2
 
 
-def hex_of(h: dict) -> Hex:
+def hex_of(h: HexObject) -> Hex:
     return h["q"], h["r"]
 
 
@@ -79,7 +81,7 @@ class GreedyPolicy:
     def choose(self, state: State, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         return self.choose_view(game.view(state), seat, moves)
 
-    def choose_view(self, view: dict, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
+    def choose_view(self, view: RulesView, seat: int, moves: Sequence[GivenMove]) -> GivenMove:
         by_type = group(moves)
         me = view["players"][seat]
         expenses = me["shares"] + me["locomotive"]
@@ -102,7 +104,7 @@ class GreedyPolicy:
             return self._build(view, seat, by_type, expenses)
         return self.rng.choice(list(moves))
 
-    def _issue_shares(self, view: dict, seat: int, options: list[GivenMove], expenses: int) -> GivenMove:
+    def _issue_shares(self, view: RulesView, seat: int, options: list[GivenMove], expenses: int) -> GivenMove:
         me = view["players"][seat]
         # Cash for this round's expenses, and early on for some building; a share brings $5 and
         # costs $1 a round from then on.
@@ -115,7 +117,7 @@ class GreedyPolicy:
         best = max((c for c in counts if c <= wanted), default=min(counts))
         return counts[best]
 
-    def _bid(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
+    def _bid(self, view: RulesView, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
         bids = sorted(by_type.get("bid", []), key=lambda m: m["amount"])
         me = view["players"][seat]
         if bids and bids[0]["amount"] <= me["cash"] // 20:
@@ -125,7 +127,7 @@ class GreedyPolicy:
                 return by_type[kind][0]
         return bids[0]
 
-    def _move_goods(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
+    def _move_goods(self, view: RulesView, seat: int, by_type: dict[str, list[GivenMove]]) -> GivenMove:
         me = view["players"][seat]
         delivers = by_type.get("deliver", [])
         if delivers:
@@ -142,7 +144,8 @@ class GreedyPolicy:
         return next(iter(by_type.values()))[0]
 
     # -- building ------------------------------------------------------------------------------
-    def _build(self, view: dict, seat: int, by_type: dict[str, list[GivenMove]], expenses: int) -> GivenMove:
+    def _build(self, view: RulesView, seat: int, by_type: dict[str, list[GivenMove]],
+               expenses: int) -> GivenMove:
         board = Board(view, seat, map_detail(view["map"]))
         for _score, first in build_plans(view, seat, by_type, expenses, board, self.depth):
             return first
@@ -161,12 +164,12 @@ def delivery_value(m: GivenMove, seat: int) -> tuple[int, int]:
     return mine, mine - sum(v for k, v in income.items() if k != str(seat))
 
 
-def spendable_cash(view: dict, seat: int) -> int:
+def spendable_cash(view: RulesView, seat: int) -> int:
     me = view["players"][seat]
     return me["cash"] - max(0, me["shares"] + me["locomotive"] - me["income"])
 
 
-def build_plans(view: dict, seat: int, by_type: dict[str, list[GivenMove]], expenses: int,
+def build_plans(view: RulesView, seat: int, by_type: dict[str, list[GivenMove]], expenses: int,
                 board: Board | None = None, depth: int = 5) -> Iterator[tuple[float, GivenMove]]:
     """The builds greedy would make, best first: (the plan's score, its first build),
     one per plan that greedy accepts (it continues my track, or it can be finished this turn with
@@ -201,7 +204,7 @@ _PLANS: OrderedDict[bytes, list[Brief]] = OrderedDict()
 PLANS_KEPT = 256
 
 
-def cached_plans(view: dict, seat: int, board: Board, tiles_left: int, depth: int = 5) -> list[Brief]:
+def cached_plans(view: RulesView, seat: int, board: Board, tiles_left: int, depth: int = 5) -> list[Brief]:
     key = orjson.dumps([view["map"], seat, tiles_left, depth, view["board"]])
     found = _PLANS.get(key)
     if found is None:
@@ -244,7 +247,7 @@ def town_builds(board: Board, moves: list[GivenMove], spendable: int) -> Iterato
 class Board:
     """What the greedy builder needs to know of the board, from the view and the map."""
 
-    def __init__(self, view: dict, seat: int, detail: dict | None) -> None:
+    def __init__(self, view: RulesView, seat: int, detail: dict | None) -> None:
         self.seat = seat
         board = view["board"]
         self.cities: dict[Hex, list[str]] = {hex_of(c["hex"]): list(c["colors"]) for c in board["cities"]}

@@ -9,6 +9,7 @@ import math
 from collections.abc import Sequence
 
 from service.engine import rules_data as R
+from service.engine.contract_types import RulesView
 from service.engine.layout import GivenMove
 from service.sim.greedy import GreedyPolicy, build_plans, delivery_value, group
 
@@ -25,7 +26,7 @@ CASH_POINTS = 0.25
 LOCO_POINTS = 3.0
 
 
-def estimate(view: dict) -> list[float]:
+def estimate(view: RulesView) -> list[float]:
     """Each seat's final points as the position promises them: the points it would score now
     (income, shares, track in complete links), plus what its cash and its net income over the
     rounds left should still buy, what its locomotive will carry, less 3 points a dollar it is short
@@ -58,11 +59,10 @@ def estimate(view: dict) -> list[float]:
     return out
 
 
-def final_points(view: dict) -> list[float]:
+def final_points(view: RulesView) -> list[float]:
     """The scores of a finished game; an eliminated seat gets -100."""
-    points = {s["seat"]: s["points"] for s in view["scores"]}
-    return [-100.0 if points.get(seat) is None else float(points[seat])
-            for seat in range(len(view["players"]))]
+    points = {s["seat"]: s["points"] for s in view["scores"] or []}
+    return [-100.0 if (p := points.get(seat)) is None else float(p) for seat in range(len(view["players"]))]
 
 
 def rewards(points: Sequence[float]) -> list[float]:
@@ -75,7 +75,7 @@ def rewards(points: Sequence[float]) -> list[float]:
     return out
 
 
-def candidates(view: dict, seat: int, moves: Sequence[GivenMove], greedy: GreedyPolicy,
+def candidates(view: RulesView, seat: int, moves: Sequence[GivenMove], greedy: GreedyPolicy,
                width: int = 5) -> list[GivenMove]:
     """The moves worth searching, most promising first, at most `width` of them (all of them when
     there are that few). Greedy's own choice is always first, so the search can only do as well
