@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from service.engine.errors import CODES as RULE_CODES
 from service.engine.layout import State
 from service.referee import bots
 from service.referee.conditions import etag
@@ -23,6 +24,7 @@ from service.referee.games import Games
 from service.store import ClaimedClock, Stored
 
 from . import metrics
+from .defaults import default_move
 from .searches import SearchPool, bot_move
 
 log = logging.getLogger(__name__)
@@ -74,6 +76,10 @@ class Computer:
             elif exc.code in ("GAME_NOT_FOUND", "GAME_DELETED"):
                 self.store.set_clock(game_id, lease, None)
                 outcome = "cleared"
+            elif exc.code in RULE_CODES:
+                # The rules refused the search's move (a bug): the clock's default move instead,
+                # so that a game never waits on a seat nobody else can play.
+                outcome = self._by_default(game_id, stored, state, seat, lease, exc.code)
             else:
                 self._failed(game_id, stored.version, lease, exc.code)
         except Exception:
@@ -83,6 +89,24 @@ class Computer:
         finally:
             metrics.CLOCK_MOVES.labels(outcome=outcome).inc()
             metrics.SEARCH_SECONDS.labels(kind="bot").observe(time.perf_counter() - started)
+
+    def _by_default(self, game_id: str, stored: Stored, state: State, seat: int, lease: float,
+                    refused: str) -> str:
+        log.error("computer seat's move refused; default move made", extra={"fields": {
+            "event": "bot_refused", "game_id": game_id, "version": stored.version, "code": refused}})
+        move = default_move(state, seat)
+        if move is None:
+            self._failed(game_id, stored.version, lease, refused)
+            return "failed"
+        try:
+            self.games.apply(game_id, seat, move, if_match=etag(stored.version), idempotency_key=None,
+                             stored=stored, by=bots.BY)
+        except GameError as exc:
+            if exc.code == "VERSION_MISMATCH":
+                return "moved"
+            self._failed(game_id, stored.version, lease, exc.code)
+            return "failed"
+        return "bot_applied"
 
     def _failed(self, game_id: str, version: int, lease: float, code: str) -> None:
         log.error("computer seat failed", extra={"fields": {

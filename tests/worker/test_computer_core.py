@@ -13,6 +13,7 @@ from service.engine import game
 from service.referee import bots
 from service.referee.games import Games, render_at
 from service.referee.settings import Settings
+from service.worker import computer as computer_module
 from service.worker.clocks import ClockJob
 from service.worker.computer import Computer
 from service.worker.searches import SearchPool
@@ -72,3 +73,25 @@ def test_the_clock_is_due_at_once_exactly_when_a_computer_seat_decides(store) ->
     history = [orjson.loads(e) for e in store.history(game_id, 0, None) or []]
     assert [(e["seat"], e.get("by")) for e in history[:2]] == [(first, None), (second, "bot")]
     assert all(e.get("by") == "bot" for e in history[1:])  # and any computer seat after it
+
+
+def test_a_computer_move_the_rules_refuse_gives_way_to_the_default_move(store, monkeypatch) -> None:
+    games = Games(store, Settings())
+    first = create(games, [{"name": n} for n in ("Ada", "Bob", "Cat")])["active_seat"]
+    players = [{"name": n} for n in ("Ada", "Bob", "Cat")]
+    players[first] = {"name": "Robo", "bot": {"level": 3}}
+    game_id = create(games, players)["game_id"]
+    # A search that proposes what the rules refuse (it never should: a bug).
+    monkeypatch.setattr(computer_module, "bot_move",
+                        lambda *_: {"type": "select_action", "action": "engineer"})
+    pool = SearchPool(1, processes=False)
+    job = ClockJob(games, computer=Computer(games, pool, max_ms=500, lease_seconds=5))
+    deadline = time.monotonic() + 20
+    while games.load(game_id).version < 1:
+        assert time.monotonic() < deadline
+        job.run_once()
+        time.sleep(0.05)
+    pool.pool.shutdown(wait=True)
+    entry = orjson.loads((store.history(game_id, 0, 1) or [])[0])
+    assert entry["seat"] == first and entry["by"] == "bot"
+    assert entry["move"] == {"type": "issue_shares", "count": 0}  # the clock's default move
