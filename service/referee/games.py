@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -214,6 +215,8 @@ class Games:
         # polling). Either way they are read back with the game in the same one read.
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
         stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
+        if kept == legal.PENDING:
+            stored, kept, again = self._listed_ahead(game_id, name, ttl)
         answer = legal.kept_answer(kept, stored.state)
         if answer is not None:
             return stored.version, answer
@@ -234,11 +237,25 @@ class Games:
         if seat is None:
             return
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
-        if not self.store.was_read(game_id, name):
+        # Marked pending first, in the same one step that asks whether anyone reads it: a
+        # reader that comes meanwhile waits for this listing instead of working it out too.
+        if not self.store.keep_if_read(game_id, name, version, legal.PENDING, legal.PENDING_TTL):
             return
         answer = legal.body(state, seat, version)
         self.store.keep(game_id, name, version, legal.kept_value(stored_state, answer), ttl,
                         if_current=True)
+
+    def _listed_ahead(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool]:
+        """load_kept again until the listing being worked out ahead is there, the game moves
+        on, or `legal_moves_wait_ms` pass (then the caller lists for itself)."""
+        deadline = time.monotonic() + self.settings.legal_moves_wait_ms / 1000
+        while True:
+            time.sleep(legal.POLL_SECONDS)
+            stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
+            if kept != legal.PENDING:
+                return stored, kept, again
+            if time.monotonic() >= deadline:
+                return stored, None, again
 
     def history(self, game_id: str) -> tuple[int, bytes]:
         version = self.version(game_id)

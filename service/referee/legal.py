@@ -17,6 +17,11 @@ from service.engine import game, words
 from service.engine.layout import State
 
 DIGEST_BYTES = 16  # hex of an 8-byte BLAKE2b: collisions matter only within one version
+# Kept while a listing is being worked out ahead (Games.list_ahead): its reader waits for it
+# rather than work it out a second time. Shorter than a digest, so never taken for a listing.
+PENDING = b"pending"
+PENDING_TTL = 5  # seconds: a lister that died leaves its readers to list for themselves
+POLL_SECONDS = 0.0002  # a reader's pause between looks at a pending listing
 
 
 def name(seat: int) -> str:

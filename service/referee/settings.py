@@ -17,6 +17,8 @@ class Settings:
     create_retry_ttl: int = 600  # a create's Idempotency-Key record: a retry window, kept short
     request_replay_ttl: int = 300  # a request's own commit key: outlives the store's retries
     legal_moves_ttl: int = 120  # how long one version's legal moves are kept for repeat readers
+    # The longest a reader waits for a listing being worked out ahead before it lists for itself.
+    legal_moves_wait_ms: int = 50
     max_commit_attempts: int = 8  # re-judgements of one move against a changing game
     max_record_moves: int = 2000  # an imported record's moves; the contract's maxItems is the most
     # What-if (POST …/simulate): the moves one request plays (the contract's maxItems is the

@@ -248,9 +248,10 @@ class GameStore(ABC):
         its readers never replaces one of a newer version."""
 
     @abstractmethod
-    def was_read(self, game_id: str, name: str) -> bool:
-        """Whether `load_kept` read `name` of the game within the ttl it was given, at any
-        version: someone asks for it, so it is worth working out ahead."""
+    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
+        """`keep` with `if_current`, and only if `load_kept` read `name` of the game within the
+        ttl it was given, at any version (someone asks for it, so it is worth working out
+        ahead). Whether it was kept."""
 
     def release(self, game_id: str, version: int, ttl: int) -> bool:
         """The game's every version up to `version` is kept elsewhere (the archive), from where

@@ -351,9 +351,13 @@ class MemoryStore(GameStore):
                     return
             self._kept.set((game_id, name), (version, value), ttl)
 
-    def was_read(self, game_id: str, name: str) -> bool:
+    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
         with self._lock:
-            return self._kept.get((game_id, READ + name)) is not None
+            game = self._live(game_id)
+            if game is None or game.version != version or self._kept.get((game_id, READ + name)) is None:
+                return False
+            self._kept.set((game_id, name), (version, value), ttl)
+            return True
 
     # -- watchers: in process, in place of Redis's event channel ------------------------------
 

@@ -209,8 +209,10 @@ return values
 """
 
 # A kept value worked out ahead, kept only while the game is at its version (a newer version's
-# is never replaced). KEYS: state, kept. ARGV: version, version line and value, ttl
+# is never replaced), and with a third key only if that mark (load_kept's: the name was read
+# lately) is there. KEYS: state, kept[, read mark]. ARGV: version, version line and value, ttl
 _KEEP_CURRENT = """
+if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
 return 1
@@ -676,9 +678,11 @@ class RedisStore(GameStore):
             return
         self._run("keep", lambda client: client.set(key, kept, ex=ttl))
 
-    def was_read(self, game_id: str, name: str) -> bool:
-        key = kept_key(game_id, READ + name, self._prefix)
-        return bool(self._run("load", lambda c: c.exists(key)))
+    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
+        keys = [game_keys(game_id, self._prefix).state, kept_key(game_id, name, self._prefix),
+                kept_key(game_id, READ + name, self._prefix)]
+        args = [version, b"%d\n" % version + value, ttl]
+        return bool(self._run("keep", lambda c: self._keep_current(keys=keys, args=args, client=c)))
 
     # -- the outbox and the clocks ------------------------------------------------------------
 

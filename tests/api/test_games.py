@@ -351,6 +351,43 @@ def test_the_deciding_seats_legal_moves_are_listed_ahead_when_they_are_read(on: 
     assert store.load_kept(table.id, legal.name(third), 60)[1] is None
 
 
+def test_a_reader_waits_for_a_listing_being_worked_out_ahead_and_no_longer_than_its_bound(
+        api_on) -> None:
+    """A listing marked pending (Games.list_ahead is working it out) is waited for, not worked
+    out twice; a pending one that never comes is waited for legal_moves_wait_ms at most, then
+    listed by the reader."""
+    import threading
+
+    from service.store import MemoryStore
+
+    store = MemoryStore()
+    api = api_on(store, legal_moves_wait_ms=100)
+    game = api.create(players=3, seed="pending")
+    game_id, seat = game["game_id"], game["active_seat"]
+    url = f"/v1/games/{game_id}/legal-moves?seat={seat}"
+    assert api.client.get(url).status_code == 200  # read: worth listing ahead
+    name, state = legal.name(seat), store.load(game_id).state
+    marked = orjson.dumps({"version": 0, "seat": seat, "phase": "issue_shares", "moves": [
+        {"type": "issue_shares", "count": 0, "text": "listed ahead"}]})
+    assert store.keep_if_read(game_id, name, 0, legal.PENDING, legal.PENDING_TTL)
+    later = threading.Timer(0.03, lambda: store.keep(game_id, name, 0, legal.kept_value(state, marked),
+                                                     60, if_current=True))
+    later.start()
+    started = time.monotonic()
+    assert api.client.get(url).get_data() == marked
+    assert time.monotonic() - started >= 0.03  # (and under the bound: else not `marked`)
+    later.join()
+
+    assert store.keep_if_read(game_id, name, 0, legal.PENDING, legal.PENDING_TTL)
+    started = time.monotonic()
+    answer = api.client.get(url).get_json()
+    assert 0.1 <= time.monotonic() - started < 2
+    assert answer["version"] == 0 and len(answer["moves"]) > 1
+    # Never kept ahead for a name nobody reads, nor for a version the game is not at.
+    assert not store.keep_if_read(game_id, legal.name((seat + 1) % 3), 0, legal.PENDING, 5)
+    assert not store.keep_if_read(game_id, name, 1, legal.PENDING, 5)
+
+
 def test_a_kept_listing_is_served_only_for_the_state_it_was_worked_out_from(api) -> None:
     """A listing kept at the game's version but worked out from another state (a version that
     came back some other way than a move) is never the answer: the digest of its state is not
