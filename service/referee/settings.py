@@ -70,8 +70,8 @@ class Settings:
     hint_ttl: int = 600
     # Hint requests, per seat token: a bot asking at each of its decisions of a brisk game fits.
     rate_limit_hints: str = "30/minute;600/hour"
-    # Reads of whole histories, by cost: versions read per client address (a history or record
-    # read costs the game's versions, an event stream the versions it replays before it is live).
+    # Reads of whole histories, by cost, per client address: an event stream costs the versions
+    # it replays before it is live, a history or record read a tenth of the game's versions.
     # One reader of a churned game's every event cost 0.57 s of CPU; 30 of them slowed health.
     rate_limit_history: str = "10000/minute;100000/hour"
 

@@ -243,44 +243,51 @@ def read(api, path: str, address: str, **headers: str):  # type: ignore[no-untyp
     return api.client.get(path, headers={"X-Forwarded-For": address, **headers})
 
 
-def test_reads_of_whole_histories_are_limited_by_the_versions_they_read(api_on) -> None:
+def replay(api, gid: str, after: int, address: str):  # type: ignore[no-untyped-def]
+    response = read(api, f"/v1/games/{gid}/events?after={after}", address, Accept="application/x-ndjson")
+    response.close()
+    return response
+
+
+def test_reads_of_whole_histories_are_limited_by_the_versions_they_replay(api_on) -> None:
     api = api_on(MemoryStore(), rate_limit_history="100/minute;1000/hour")
     game = api.create(seed="budget")
     version = api.play(game, 40)["version"]
     assert version == 40
     gid, a, b = game["game_id"], "198.51.100.7", "203.0.113.5"
-    # 40 versions a read: a history, a record, then a stream replaying from the start is 120.
+    # A stream replaying from the start costs 40, a history or a record read 4 (a tenth): 88.
+    assert replay(api, gid, 0, a).status_code == 200
     assert read(api, f"/v1/games/{gid}/history", a).status_code == 200
     assert read(api, f"/v1/games/{gid}/record", a).status_code == 200
-    refused = read(api, f"/v1/games/{gid}/events?after=0", a, Accept="application/x-ndjson")
+    assert replay(api, gid, 0, a).status_code == 200
+    refused = replay(api, gid, 0, a)
     body = assert_problem(refused, 429, "RATE_LIMITED")
-    assert body["policy"] == "history-60s" and "has 20 left and this read needs 40" in body["detail"]
+    assert body["policy"] == "history-60s" and "has 12 left and this read needs 40" in body["detail"]
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
     assert items(refused.headers["RateLimit-Policy"], POLICY_ITEM) == {
         "history-60s": (100, 60), "history-3600s": (1000, 3600)}
-    assert items(refused.headers["RateLimit"], STATE_ITEM)["history-60s"][0] == 20
-    assert assert_problem(read(api, f"/v1/games/{gid}/history", a), 429, "RATE_LIMITED")
-    # What is left is spent on reads that cost less: a stream resumed near the end, 10 versions.
-    stream = read(api, f"/v1/games/{gid}/events?after=30", a, Accept="application/x-ndjson")
-    assert stream.status_code == 200
-    stream.close()
+    assert items(refused.headers["RateLimit"], STATE_ITEM)["history-60s"][0] == 12
+    # What is left is spent on reads that cost less: a stream resumed near the end (5), then a
+    # history (4: the pages read it at each load); the next history is one too many.
+    assert replay(api, gid, 35, a).status_code == 200
+    assert read(api, f"/v1/games/{gid}/history", a).status_code == 200
+    assert_problem(read(api, f"/v1/games/{gid}/history", a), 429, "RATE_LIMITED")
     # The game and the other reads are not limited, and another address has its own budget.
     assert read(api, f"/v1/games/{gid}", a).status_code == 200
     assert read(api, f"/v1/games/{gid}/history", b).status_code == 200
 
 
-def test_a_game_longer_than_the_budget_is_read_once_a_window(api_on) -> None:
+def test_a_game_longer_than_the_budget_is_replayed_once_a_window(api_on) -> None:
     api = api_on(MemoryStore(), rate_limit_history="30/minute")
     game = api.create(seed="budget")
     api.play(game, 40)
-    path = f"/v1/games/{game['game_id']}/history"
-    assert len(read(api, path, "198.51.100.7").get_json()) == 40
-    assert read(api, path, "198.51.100.7").status_code == 429
+    assert replay(api, game["game_id"], 0, "198.51.100.7").status_code == 200
+    assert replay(api, game["game_id"], 0, "198.51.100.7").status_code == 429
 
 
 def test_the_history_budget_is_off_with_the_rate_limits_and_for_exempt_addresses(api_on) -> None:
     for settings in ({"rate_limits": False}, {"rate_limit_exempt": "198.51.100.0/24"}):
-        api = api_on(MemoryStore(), rate_limit_history="10/minute", **settings)
+        api = api_on(MemoryStore(), rate_limit_history="2/minute", **settings)
         game = api.create(seed="budget")
         api.play(game, 20)
         for _ in range(3):
@@ -288,13 +295,13 @@ def test_the_history_budget_is_off_with_the_rate_limits_and_for_exempt_addresses
 
 
 def test_the_history_budget_is_shared_by_two_instances_on_one_redis(api_on, redis_url: str) -> None:
-    settings = {"rate_limit_history": "50/minute", "rate_limit_storage": redis_url}
+    settings = {"rate_limit_history": "5/minute", "rate_limit_storage": redis_url}
     one = api_on(RedisStore(redis_url), **settings)
     two = api_on(RedisStore(redis_url), **settings)
     game = one.create(seed="shared-budget")
     one.play(game, 20)
     path = f"/v1/games/{game['game_id']}/history"
-    assert read(one, path, "198.51.100.9").status_code == 200  # 20
-    assert read(two, path, "198.51.100.9").status_code == 200  # 40
+    assert read(one, path, "198.51.100.9").status_code == 200  # 2 (a tenth of 20)
+    assert read(two, path, "198.51.100.9").status_code == 200  # 4
     assert_problem(read(one, path, "198.51.100.9"), 429, "RATE_LIMITED")
     assert_problem(read(two, path, "198.51.100.9"), 429, "RATE_LIMITED")

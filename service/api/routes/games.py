@@ -193,7 +193,7 @@ def simulate(game_id: str) -> Response:
 @bp.get("/games/<game_id>/history")
 def get_history(game_id: str) -> Response:
     game_id = game_id_of(game_id)
-    limits.spend_reads(games().version(game_id))  # before the log is read: it is the cost
+    limits.spend_reads(limits.log_read_cost(games().version(game_id)))  # before the log is read
     version, body = games().history(game_id)
     return with_etag(raw_json(body), version)
 
@@ -201,7 +201,7 @@ def get_history(game_id: str) -> Response:
 @bp.get("/games/<game_id>/record")
 def get_record(game_id: str) -> Response:
     game_id = game_id_of(game_id)
-    limits.spend_reads(games().version(game_id))
+    limits.spend_reads(limits.log_read_cost(games().version(game_id)))
     version, record = games().record(game_id)
     return with_etag(json_response(record), version)
 
