@@ -2,9 +2,10 @@
 
 Every request holds a slot (a greenlet of gunicorn's gevent pool, `worker_connections` of them,
 or a thread) from its first byte to its last. Most are short; event streams and long-polls
-(`GET /v1/games/{id}` with `If-None-Match` and `Prefer: wait`) are held for minutes, and a
-request body sent a byte a second is held as long as the client likes. Without bounds one
-address could take every slot, and `/v1/health` would time out for everyone. So, per process:
+(`GET /v1/games/{id}` with `If-None-Match` and `Prefer: wait`; a hint's with `Prefer: wait`) are
+held for minutes, and a request body sent a byte a second is held as long as the client likes.
+Without bounds one address could take every slot, and `/v1/health` would time out for everyone.
+So, per process:
 
 - *waits* (streams and long-polls) in flight: at most `per_address_waits` from one address and
   `per_game_waits` on one game; beyond, `429 TOO_MANY_WAITS` with `Retry-After`;
@@ -45,6 +46,7 @@ import orjson
 
 RESERVED_PATHS = frozenset({"/v1/health", "/v1/ready"})
 GAME = re.compile(r"^/v1/games/([A-Za-z0-9_-]{1,64})(/events)?$")
+HINT = re.compile(r"^/v1/games/([A-Za-z0-9_-]{1,64})/hints/[^/]{1,64}$")
 READ_SIZE = 64 << 10
 log = logging.getLogger("service.admission")
 
@@ -84,12 +86,16 @@ def _wait_of(environ: Mapping[str, object]) -> str | None:
     """The game a request would wait on (a stream, a long-poll), or None."""
     if environ.get("REQUEST_METHOD") != "GET":
         return None
-    found = GAME.match(str(environ.get("PATH_INFO", "")))
+    path = str(environ.get("PATH_INFO", ""))
+    prefer = str(environ.get("HTTP_PREFER", "")).lower()
+    hint = HINT.match(path)
+    if hint is not None:  # a hint's long-poll waits for its search
+        return hint.group(1) if "wait" in prefer else None
+    found = GAME.match(path)
     if found is None:
         return None
     if found.group(2):
         return found.group(1)
-    prefer = str(environ.get("HTTP_PREFER", "")).lower()
     return found.group(1) if "HTTP_IF_NONE_MATCH" in environ and "wait" in prefer else None
 
 

@@ -7,6 +7,7 @@ import random
 import threading
 import time
 
+from service.admission import _wait_of
 from service.referee.games import Games
 from service.store import MemoryStore
 from service.worker.hints import HintJob
@@ -148,3 +149,15 @@ def test_asking_for_hints_is_rate_limited_per_seat(api_on) -> None:
     assert statuses[2] == 429
     refused = api.client.post(url, json={"seat": seat}, headers=auth(token))
     assert refused.get_json()["code"] == "RATE_LIMITED" and int(refused.headers["Retry-After"]) >= 1
+
+
+def test_a_hints_long_poll_counts_among_the_waits_an_address_may_hold() -> None:
+    game_id = "dcPhpLJAO3xHDTnl"
+    hint = {"REQUEST_METHOD": "GET", "PATH_INFO": f"/v1/games/{game_id}/hints/12-0"}
+    assert _wait_of({**hint, "HTTP_PREFER": "wait=30"}) == game_id
+    assert _wait_of(hint) is None  # read at once: not a wait
+    assert _wait_of({**hint, "REQUEST_METHOD": "POST", "HTTP_PREFER": "wait=30"}) is None
+    # The game's own long-poll still is one.
+    view = {"REQUEST_METHOD": "GET", "PATH_INFO": f"/v1/games/{game_id}", "HTTP_PREFER": "wait=5",
+            "HTTP_IF_NONE_MATCH": '"3"'}
+    assert _wait_of(view) == game_id
