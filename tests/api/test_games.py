@@ -351,6 +351,44 @@ def test_the_deciding_seats_legal_moves_are_listed_ahead_when_they_are_read(on: 
     assert store.load_kept(table.id, legal.name(third), 60)[1] is None
 
 
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_every_answer_listed_ahead_is_that_of_the_game_as_it_is(on: str, api_on, redis_url: str) -> None:
+    """Random play over HTTP with undos, each response closed as a server closes it (so every
+    listing ahead runs): each turn's legal-moves answer is, byte for byte, the listing worked
+    out afresh from the stored state at its version."""
+    from service.engine import game as engine
+    from service.store import MemoryStore, RedisStore
+    from tests.api.tables import Table
+
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
+    table = Table(api_on(store), players=3, seed="ahead-random")
+    rng = random.Random(27)
+    turns = listed = undone = 0
+    for step in range(160):  # the game may end before: players go bankrupt
+        stored = store.load(table.id)
+        state = orjson.loads(stored.state)
+        seat = engine.active_seat(state)
+        if seat is None:
+            break
+        answer = table.api.client.get(f"/v1/games/{table.id}/legal-moves?seat={seat}")
+        answer.close()
+        listed += legal.kept_answer(store.load_kept(table.id, legal.name(seat), 60)[1],
+                                    stored.state) is not None
+        assert answer.get_data() == legal.body(state, seat, stored.version), step
+        turns += 1
+        move = {k: v for k, v in rng.choice(answer.get_json()["moves"]).items() if k != "text"}
+        response = table.move(seat, move)
+        assert response.status_code == 200, response.get_json()
+        response.close()
+        if rng.random() < 0.15:
+            response = table.undo(seat)
+            undone += response.status_code == 200
+            response.close()
+    # Every answer but each seat's first (nobody read its listings yet) was the one kept ahead,
+    # the versions made by undos among them.
+    assert turns > 40 and undone >= 5 and listed == turns - 3
+
+
 def test_a_reader_waits_for_a_listing_being_worked_out_ahead_and_no_longer_than_its_bound(
         api_on) -> None:
     """A listing marked pending (Games.list_ahead is working it out) is waited for, not worked
