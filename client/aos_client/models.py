@@ -876,6 +876,11 @@ class MapDetail(MapSummary):
     and towns, the new-city tiles and the terrain costs.
     """
 
+    # Whether the map's geometry is `transcribed` from a board or `reconstructed` from rule text.
+    source: Literal["transcribed", "reconstructed"] | None = None
+    # How the stored layout is turned to draw the board north up: `none`, or `ccw90` (`x`, `y`
+    # already account for it).
+    rotation: str | None = None
     hexes: list[MapDetailHex]
     cities: list[MapDetailCity]
     towns: list[MapDetailTown]
@@ -923,6 +928,16 @@ class MapDetailHex(Model):
     y: float
     town: str | None = None
     city: str | None = None
+    # Berlin: the side of the Wall the hex is on (`west`, `east`).
+    side: str | None = None
+    # Holland: a windmill stands on the hex.
+    windmill: bool | None = None
+    # Iraq: the oil field on the hex (its name and what the map says of it).
+    oil_field: dict[str, Any] | None = None
+    # Iraq: the flag on the hex (whose link it marks).
+    flag_link: str | None = None
+    # A name the board prints on the hex (a lake, a river).
+    label: str | None = None
     # What players call the hex: the city's or town's name, or where it lies from the nearest one
     # ("northwest of Pittsburgh", "2 hexes east of Chicago"). Stable, and different for every hex of
     # the map. Move and event `text` names hexes this way; `board.svg?coords=1` draws it.
@@ -936,6 +951,8 @@ class MapDetailNewCityTile(Model):
 
     letter: NewCityLetter
     color: Colour
+    # The number column the tile's goods column sits beneath (its own column is its letter).
+    column_under: DisplayColumn | None = None
     removed: bool | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

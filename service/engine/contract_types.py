@@ -785,6 +785,11 @@ class MapDetailHex(TypedDict):
     y: float
     town: NotRequired[str]
     city: NotRequired[str]
+    side: NotRequired[str]
+    windmill: NotRequired[bool]
+    oil_field: NotRequired[dict[str, Any]]
+    flag_link: NotRequired[str]
+    label: NotRequired[str]
     place: NotRequired[str]
 
 
@@ -807,6 +812,7 @@ class MapDetailTown(TypedDict):
 class MapDetailNewCityTile(TypedDict):
     letter: NewCityLetter
     color: Colour
+    column_under: NotRequired[DisplayColumn]
     removed: NotRequired[bool]
 
 
@@ -822,6 +828,8 @@ class MapDetailFeatures(TypedDict):
 # and board position (`x`, `y`: the hex centre for circumradius 1, north up), the cities and towns,
 # the new-city tiles and the terrain costs.
 class MapDetail(MapSummary):
+    source: NotRequired[str]
+    rotation: NotRequired[str]
     hexes: list[MapDetailHex]
     cities: list[MapDetailCity]
     towns: list[MapDetailTown]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from service.engine import rules_data as R
 from service.engine.contract_types import (
@@ -13,6 +13,11 @@ from service.engine.contract_types import (
     CityView,
     HexTrack,
     Link,
+    MapDetail,
+    MapDetailFeatures,
+    MapDetailHex,
+    MapSummary,
+    MapSummaryOption,
     PlayerView,
     RulesView,
 )
@@ -114,10 +119,10 @@ def board_view(state: State, rules: Rules) -> BoardView:
     return view
 
 
-def maps() -> list[dict[str, Any]]:
+def maps() -> list[MapSummary]:
     from service.engine.variants import rules_for
 
-    out = []
+    out: list[MapSummary] = []
     for map_id in MAP_IDS:
         board = load_map(map_id)
         rules = rules_for(map_id) if _has_variant(map_id) else None
@@ -141,29 +146,37 @@ def _has_variant(map_id: str) -> bool:
     return map_id in VARIANTS
 
 
-def _options(rules: Rules | None) -> list[dict[str, Any]]:
+def _options(rules: Rules | None) -> list[MapSummaryOption]:
     if rules is None:
         return []
     return [{"name": name, "type": kind.__name__, "default": default}
             for name, (kind, default) in rules.options_schema().items()]
 
 
-def map_info(map_id: str) -> dict:
+def map_info(map_id: str) -> MapDetail:
     board = load_map(map_id)
     summary = next(m for m in maps() if m["id"] == map_id)
     label = places(map_id).label
-    hexes = []
+    hexes: list[MapDetailHex] = []
     for h, terrain in sorted(board.terrain.items()):
         raw = board.raw_hexes[h]
-        entry = {"q": h[0], "r": h[1], "terrain": terrain,
+        entry: MapDetailHex = {"q": h[0], "r": h[1], "terrain": terrain,
                  "x": raw["board_x"], "y": raw["board_y"]}
         if h in board.towns:
             entry["town"] = board.towns[h]
         if h in board.cities:
             entry["city"] = board.cities[h].name
-        for feature in ("side", "windmill", "oil_field", "flag_link", "label"):
-            if feature in raw:
-                entry[feature] = raw[feature]
+        # What a map's data may say of a hex besides its terrain (MapDetail.hexes), in this order.
+        if "side" in raw:
+            entry["side"] = raw["side"]
+        if "windmill" in raw:
+            entry["windmill"] = raw["windmill"]
+        if "oil_field" in raw:
+            entry["oil_field"] = raw["oil_field"]
+        if "flag_link" in raw:
+            entry["flag_link"] = raw["flag_link"]
+        if "label" in raw:
+            entry["label"] = raw["label"]
         entry["place"] = label[h]
         hexes.append(entry)
     return {
@@ -183,8 +196,9 @@ def map_info(map_id: str) -> dict:
     }
 
 
-def _features(map_id: str) -> dict:
+def _features(map_id: str) -> MapDetailFeatures:
     from service.engine.variants import rules_for
 
-    return rules_for(map_id).map_features() if _has_variant(map_id) else {}
+    # A map's own features beside `actions`: MapDetail's additionalProperties.
+    return cast(MapDetailFeatures, rules_for(map_id).map_features() if _has_variant(map_id) else {})
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import orjson
 
 from service.engine import game, words
-from service.engine.contract_types import GameView, TakebackView, Verdict
+from service.engine.contract_types import GameView, MapDetail, TakebackView, Verdict
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, GivenMove, State
 from service.observability import metrics
@@ -85,7 +85,7 @@ def maps_json() -> bytes:
 
 
 @cache
-def map_info(map_id: str) -> dict:
+def map_info(map_id: str) -> MapDetail:
     return game.map_info(map_id)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
+from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from service.engine.places import COMPASS_16, places
@@ -305,7 +307,8 @@ def _short_place(label: str) -> tuple[str, str]:
 # ---- the map ---------------------------------------------------------------------------------------
 
 
-def _draw_map(view: dict, map_info: dict, geometry: Geometry, last: dict | None, coords: bool) -> list[str]:
+def _draw_map(view: dict, map_info: Mapping[str, Any], geometry: Geometry, last: dict | None,
+              coords: bool) -> list[str]:
     centres = geometry.centres
     out = ['<g class="hexes" stroke="#6c757d" stroke-width="1">']
     for h in map_info["hexes"]:
@@ -416,7 +419,8 @@ def _action_name(action: str | None) -> str:
     return "\u2013" if not action else action.replace("_", " ")
 
 
-def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> tuple[list[str], float]:
+def _draw_panel(view: dict, map_info: Mapping[str, Any], last: dict | None,
+                left: float) -> tuple[list[str], float]:
     out: list[str] = []
     y = MARGIN + 14
     x = left
@@ -596,7 +600,8 @@ def _draw_panel(view: dict, map_info: dict, last: dict | None, left: float) -> t
     return out, y + MARGIN
 
 
-def board_svg(view: dict, map_info: dict, *, last: dict | None = None, coords: bool = False) -> str:
+def board_svg(view: dict, map_info: Mapping[str, Any], *, last: dict | None = None,
+              coords: bool = False) -> str:
     """The board as an SVG document. `last` is the last history entry ({seat, move, events}), to
     outline and describe; `coords` writes each hex's `q,r`."""
     geometry = Geometry(map_info["hexes"])

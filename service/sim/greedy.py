@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache, lru_cache
+from typing import Any
 
 import orjson
 
 from service.engine import game
 from service.engine.contract_types import Hex as HexObject
-from service.engine.contract_types import RulesView
+from service.engine.contract_types import MapDetail, RulesView
 from service.engine.layout import GivenMove, State
 
 Hex = tuple[int, int]
@@ -56,7 +57,7 @@ def hex_of(h: HexObject) -> Hex:
 
 
 @cache
-def map_detail(map_id: str) -> dict:
+def map_detail(map_id: str) -> MapDetail:
     """The map as the client's `get_map` gives it (read once per process)."""
     return game.map_info(map_id)
 
@@ -247,7 +248,7 @@ def town_builds(board: Board, moves: list[GivenMove], spendable: int) -> Iterato
 class Board:
     """What the greedy builder needs to know of the board, from the view and the map."""
 
-    def __init__(self, view: RulesView, seat: int, detail: dict | None) -> None:
+    def __init__(self, view: RulesView, seat: int, detail: Mapping[str, Any] | None) -> None:
         self.seat = seat
         board = view["board"]
         self.cities: dict[Hex, list[str]] = {hex_of(c["hex"]): list(c["colors"]) for c in board["cities"]}

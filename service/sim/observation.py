@@ -12,6 +12,7 @@ vector but for the one-hot of who is observing.
 from __future__ import annotations
 
 from functools import cache
+from typing import Any, cast
 
 import numpy as np
 
@@ -221,7 +222,8 @@ def _static(map_id: str, players: int) -> np.ndarray:
 @cache
 def _disc_index(map_id: str) -> dict[int, int]:
     """The map's wall discs by id -> their place in the observation (in id order)."""
-    discs = game.map_info(map_id)["features"]["wall"]
+    # The wall is Berlin's own feature (MapDetail's features take any map's).
+    discs = cast(dict[str, Any], game.map_info(map_id)["features"])["wall"]
     return {d["id"]: i for i, d in enumerate(sorted(discs, key=lambda d: d["id"]))}
 
 
@@ -230,8 +232,8 @@ def _stop_kinds(map_id: str, players: int) -> dict[str, int]:
     """The map's cities (0) and towns (1) by hex key."""
     info = game.map_info(map_id)
     out = {}
-    for kind, name in ((0, "cities"), (1, "towns")):
-        for item in info[name]:
+    for kind, items in ((0, info["cities"]), (1, info["towns"])):
+        for item in items:
             h = item["hex"]
             out[f"{h['q']},{h['r']}"] = kind
     return out

@@ -32,7 +32,7 @@ class Rules:
 
     # -- setup ---------------------------------------------------------------------------
 
-    def options_schema(self) -> dict[str, tuple[type, object]]:
+    def options_schema(self) -> dict[str, tuple[type, bool | int | str | None]]:
         """Game options this map accepts: name -> (type, default)."""
         return {}
 

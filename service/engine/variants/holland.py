@@ -53,7 +53,7 @@ class Holland(Rules):
 
     # -- setup ---------------------------------------------------------------------------
 
-    def options_schema(self) -> dict[str, tuple[type, object]]:
+    def options_schema(self) -> dict[str, tuple[type, bool | int | str | None]]:
         return {"blocked_action": (str, None), "windmills": (bool, False)}
 
     def check_options(self, options: dict) -> None:
