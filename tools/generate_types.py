@@ -102,6 +102,7 @@ class Generator:
         self.dicts: dict[str, tuple[str | None, list[tuple[str, str, bool]], str]] = {}
         self.order: list[str] = []  # TypedDicts in the order they must be declared (bases first)
         self.done: set[str] = set()
+        self.functional: set[str] = set()  # TypedDicts written in the functional form
         for root in ROOTS:
             self.named(root)
 
@@ -228,7 +229,6 @@ class Generator:
         text += "".join(wrap(f'"{prop}": \'{ann}\',', "    ") for prop, ann in anns)
         return text + "})\n"
 
-    functional: set[str] = set()
 
 
 def wrap(line: str, pad: str = "") -> str:
@@ -274,7 +274,6 @@ def split_top(text: str) -> list[str]:
 
 
 def generate(spec_path: Path = SPEC) -> str:
-    Generator.functional = set()
     return Generator(yaml.safe_load(spec_path.read_text(encoding="utf-8"))).source()
 
 
