@@ -246,11 +246,12 @@ class Games:
                         if_current=True)
 
     def _listed_ahead(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool]:
-        """load_kept again until the listing being worked out ahead is there, the game moves
-        on, or `legal_moves_wait_ms` pass (then the caller lists for itself)."""
+        """Waits (GameStore.await_kept) and reads again until the listing being worked out
+        ahead is there, the game moves on, or `legal_moves_wait_ms` pass (then the caller
+        lists for itself)."""
         deadline = time.monotonic() + self.settings.legal_moves_wait_ms / 1000
         while True:
-            time.sleep(legal.POLL_SECONDS)
+            self.store.await_kept(game_id, name, max(0.0, deadline - time.monotonic()))
             stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
             if kept != legal.PENDING:
                 return stored, kept, again

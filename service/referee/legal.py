@@ -21,7 +21,6 @@ DIGEST_BYTES = 16  # hex of an 8-byte BLAKE2b: collisions matter only within one
 # rather than work it out a second time. Shorter than a digest, so never taken for a listing.
 PENDING = b"pending"
 PENDING_TTL = 5  # seconds: a lister that died leaves its readers to list for themselves
-POLL_SECONDS = 0.0002  # a reader's pause between looks at a pending listing
 
 
 def name(seat: int) -> str:

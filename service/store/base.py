@@ -253,6 +253,12 @@ class GameStore(ABC):
         ttl it was given, at any version (someone asks for it, so it is worth working out
         ahead). Whether it was kept."""
 
+    @abstractmethod
+    def await_kept(self, game_id: str, name: str, seconds: float) -> None:
+        """Returns soon after a `keep` with `if_current` of `name` (one since the last
+        `keep_if_read` of it may already have been), or after `seconds`: a reader waits here,
+        idle, for a value being worked out elsewhere, then reads it with `load_kept`."""
+
     def release(self, game_id: str, version: int, ttl: int) -> bool:
         """The game's every version up to `version` is kept elsewhere (the archive), from where
         it can be put back: if the game is still at `version`, let it expire `ttl` seconds after

@@ -56,6 +56,8 @@ def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
 
 # The mark that a kept name was read lately (GameStore.keep_if_read), kept under this name + the name.
 READ = "read:"
+# The list whose items wake the readers waiting for a kept name (GameStore.await_kept).
+READY = "ready:"
 
 
 @dataclass(frozen=True, slots=True)

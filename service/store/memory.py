@@ -130,6 +130,7 @@ class MemoryStore(GameStore):
         self._games: dict[str, _Game] = {}
         self._idem = _Expiring[bytes](clock)
         self._kept = _Expiring[tuple[int, bytes | None]](clock)
+        self._kept_changed = threading.Condition()
         self._creates = _Expiring[bytes](clock)
         self._tombstones = _Expiring[bytes](clock)  # purged games: (game id, "")
         self._outboxes = [_Outbox(n, outbox_maxlen) for n in range(SHARDS)]
@@ -350,6 +351,17 @@ class MemoryStore(GameStore):
                 if game is None or game.version != version:
                     return
             self._kept.set((game_id, name), (version, value), ttl)
+        if if_current:
+            with self._kept_changed:
+                self._kept_changed.notify_all()
+
+    # A waiter looks again at least this often (seconds): a keep between its read and its wait
+    # wakes nobody, so it is found at the next look.
+    AWAIT_STEP = 0.005
+
+    def await_kept(self, game_id: str, name: str, seconds: float) -> None:
+        with self._kept_changed:
+            self._kept_changed.wait(min(seconds, self.AWAIT_STEP))
 
     def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
         with self._lock:

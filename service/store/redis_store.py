@@ -56,6 +56,7 @@ from .base import (
 from .keys import (
     PREFIX,
     READ,
+    READY,
     SHARDS,
     create_record_key,
     game_keys,
@@ -209,12 +210,20 @@ return values
 """
 
 # A kept value worked out ahead, kept only while the game is at its version (a newer version's
-# is never replaced), and with a third key only if that mark (load_kept's: the name was read
-# lately) is there. KEYS: state, kept[, read mark]. ARGV: version, version line and value, ttl
+# is never replaced). With a fourth key, only if that mark (load_kept's: the name was read
+# lately) is there, and the wake-ups of an earlier value go; without, the value is the one
+# readers wait for (await_kept): the ready list wakes a few of them at once.
+# KEYS: state, kept, ready list[, read mark]. ARGV: version, version line and value, ttl
 _KEEP_CURRENT = """
-if KEYS[3] and redis.call('EXISTS', KEYS[3]) == 0 then return 0 end
+if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
+if KEYS[4] then
+  redis.call('DEL', KEYS[3])
+else
+  redis.call('RPUSH', KEYS[3], 1, 1, 1, 1)
+  redis.call('EXPIRE', KEYS[3], 5)
+end
 return 1
 """
 
@@ -672,17 +681,23 @@ class RedisStore(GameStore):
         key = kept_key(game_id, name, self._prefix)
         kept = b"%d\n" % version + value
         if if_current:
-            state = game_keys(game_id, self._prefix).state
-            self._run("keep", lambda c: self._keep_current(keys=[state, key], args=[version, kept, ttl],
+            keys = [game_keys(game_id, self._prefix).state, key,
+                    kept_key(game_id, READY + name, self._prefix)]
+            self._run("keep", lambda c: self._keep_current(keys=keys, args=[version, kept, ttl],
                                                            client=c))
             return
         self._run("keep", lambda client: client.set(key, kept, ex=ttl))
 
     def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
         keys = [game_keys(game_id, self._prefix).state, kept_key(game_id, name, self._prefix),
-                kept_key(game_id, READ + name, self._prefix)]
+                kept_key(game_id, READY + name, self._prefix), kept_key(game_id, READ + name, self._prefix)]
         args = [version, b"%d\n" % version + value, ttl]
         return bool(self._run("keep", lambda c: self._keep_current(keys=keys, args=args, client=c)))
+
+    def await_kept(self, game_id: str, name: str, seconds: float) -> None:
+        ready = kept_key(game_id, READY + name, self._prefix)
+        # BLPOP takes its timeout in seconds, to the millisecond; 0 would block for ever.
+        self._run("load", lambda c: c.blpop([ready], timeout=max(0.001, round(seconds, 3))))
 
     # -- the outbox and the clocks ------------------------------------------------------------
 

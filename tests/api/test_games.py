@@ -389,16 +389,17 @@ def test_every_answer_listed_ahead_is_that_of_the_game_as_it_is(on: str, api_on,
     assert turns > 40 and undone >= 5 and listed == turns - 3
 
 
+@pytest.mark.parametrize("on", ["memory", "redis"])
 def test_a_reader_waits_for_a_listing_being_worked_out_ahead_and_no_longer_than_its_bound(
-        api_on) -> None:
+        on: str, api_on, redis_url: str) -> None:
     """A listing marked pending (Games.list_ahead is working it out) is waited for, not worked
     out twice; a pending one that never comes is waited for legal_moves_wait_ms at most, then
     listed by the reader."""
     import threading
 
-    from service.store import MemoryStore
+    from service.store import MemoryStore, RedisStore
 
-    store = MemoryStore()
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
     api = api_on(store, legal_moves_wait_ms=100)
     game = api.create(players=3, seed="pending")
     game_id, seat = game["game_id"], game["active_seat"]
