@@ -10,60 +10,9 @@ import pytest
 
 from service.engine import game
 from service.sim.actions import ACTIONS_VERSION, action_space
-from service.sim.state import NoSuchAction, SimState
+from service.sim.checks import check_decision
+from service.sim.state import SimState
 from tests.sim.players import play_game
-
-
-def delivery_paths_by_walking(state: SimState) -> dict[tuple[int, ...], dict]:
-    """Every delivery reached by taking the legal steps from the decision, on clones."""
-    found: dict[tuple[int, ...], dict] = {}
-
-    def walk(s: SimState, steps: tuple[int, ...]) -> None:
-        for a in s.legal_actions():
-            if steps == () and not s.space.is_delivery_step(a):
-                continue
-            move = s.decode(a)
-            if move is not None:
-                assert (*steps, a) not in found
-                found[(*steps, a)] = move
-            else:
-                nxt = s.clone()
-                nxt.apply_action(a)
-                walk(nxt, (*steps, a))
-
-    walk(state, ())
-    return found
-
-
-def check_decision(state: SimState) -> None:
-    if state.is_chance_node():
-        outcomes = state.chance_outcomes()
-        assert outcomes and abs(sum(p for _, p in outcomes) - 1) < 1e-9
-        assert state.legal_actions() == [o for o, _ in outcomes]
-        return
-    seat = state.current_player()
-    listed = game.legal_moves(state.engine, seat)
-    space = state.space
-    legal = state.legal_actions()
-    assert legal == sorted(set(legal)) and all(0 <= a < space.num_distinct_actions for a in legal)
-    singles = [m for m in listed if m["type"] != "deliver"]
-    deliveries = [m for m in listed if m["type"] == "deliver"]
-    ids = [space.encode(m) for m in singles]
-    assert len(set(ids)) == len(ids), "two listed moves share an id"
-    for m, a in zip(singles, ids, strict=True):
-        assert state.decode(a) == m
-    firsts = {state.actions_of(m)[0] for m in deliveries}
-    assert set(legal) == set(ids) | firsts
-    if deliveries:
-        walked = delivery_paths_by_walking(state)
-        assert sorted(map(repr, walked.values())) == sorted(map(repr, deliveries))
-        for m in deliveries:
-            assert walked[tuple(state.actions_of(m))] == m
-    for a in (-1, space.num_distinct_actions, *(x for x in range(0, space.num_distinct_actions, 997)
-                                                if x not in legal)):
-        with pytest.raises((NoSuchAction, IndexError)):
-            state.decode(a)
-
 
 GAMES = [(m, 3, {}) for m in game.MAP_IDS] + [(m, 4, {}) for m in game.MAP_IDS] + [
     ("holland", 3, {"windmills": True}), ("holland", 4, {"windmills": True})]
