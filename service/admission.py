@@ -31,7 +31,9 @@ the wait ends and frees its slot at once instead of at its deadline.
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
+import itertools
 import logging
 import os
 import re
@@ -269,9 +271,7 @@ class Admission:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RD)
 
-        watchdog = threading.Timer(self.limits.body_seconds, time_up)
-        watchdog.daemon = True
-        watchdog.start()
+        watch = WATCHDOG.arm(self.limits.body_seconds, time_up)
         stream = environ["wsgi.input"]
         try:
             parts, size = [], 0
@@ -287,7 +287,7 @@ class Admission:
                 return False
             raise BadBody(f"the request body cannot be read: {type(exc).__name__}") from None
         finally:
-            watchdog.cancel()
+            WATCHDOG.cancel(watch)
         if expired.is_set():
             return False
         if length > 0 and size < length:
@@ -318,6 +318,61 @@ class Admission:
         # reading side is shut, so the server finds it ended and closes it.
         sock = client_socket(environ)
         return _Held([body], lambda: _shut_reading(sock))
+
+
+class Watchdog:
+    """Deadlines kept by one thread of the process. A thread (threading.Timer) per body cost a
+    thread start, and the wait for it, on every POST: about a tenth of a move's time in the app
+    (issue 27, item 3). Here arming is a push on a heap and cancelling a store into the entry;
+    the thread wakes only at the earliest deadline still set. Under gevent's monkey-patching the
+    thread is a greenlet, as the Timer was."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition(threading.Lock())
+        self._heap: list[list] = []  # [deadline, n, action or None once cancelled]
+        self._numbers = itertools.count()
+        self._pid: int | None = None
+
+    def arm(self, seconds: float, action: Callable[[], None]) -> list:
+        """Calls `action` in `seconds` unless cancelled first; the entry is the handle."""
+        entry = [time.monotonic() + seconds, next(self._numbers), action]
+        with self._ready:
+            if self._pid != os.getpid():  # first use in this process (a forked worker's too)
+                self._pid = os.getpid()
+                self._heap = []
+                threading.Thread(target=self._run, name="aos-watchdog", daemon=True).start()
+            heapq.heappush(self._heap, entry)
+            if self._heap[0] is entry:
+                self._ready.notify()
+        return entry
+
+    def cancel(self, entry: list) -> None:
+        """The action will not be called, unless it is being called now (as with a Timer)."""
+        entry[2] = None
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                heap, due = self._heap, []
+                while not due:
+                    now = time.monotonic()
+                    if not heap or heap[0][0] > now:
+                        self._ready.wait(heap[0][0] - now if heap else None)
+                        continue
+                    while heap and heap[0][0] <= now:
+                        due.append(heapq.heappop(heap)[2])
+                    # Cancelled entries are dropped only here, when a deadline wakes the thread:
+                    # dropped at every arm's wake-up, they would leave the heap empty, and every
+                    # next arm would wake the thread again.
+                    while heap and heap[0][2] is None:
+                        heapq.heappop(heap)
+                    due = [action for action in due if action is not None]
+            for action in due:
+                with contextlib.suppress(Exception):
+                    action()
+
+
+WATCHDOG = Watchdog()
 
 
 def _body_refused(environ: Mapping[str, object], address: str, code: str, detail: str) -> None:
