@@ -228,16 +228,25 @@ class Games:
             self.store.keep(game_id, name, stored.version, legal.kept_value(stored.state, answer), ttl)
         return stored.version, answer
 
+    def ahead_of(self, state: State) -> str | None:
+        """The kept name a commit of `state` asks about for list_ahead (CommitResult.ahead_read:
+        whether it is read lately): the listing of the seat that decides next. None when nothing
+        runs after the answer (no `defer`) or nobody decides."""
+        seat = game.active_seat(state) if self.defer is not None else None
+        return None if seat is None else legal.name(seat)
+
     def list_ahead(self, game_id: str, version: int, stored_state: bytes, state: State) -> None:
         """Works out the legal moves of the seat that decides at `version` (committed with the
         stored state `stored_state`, which is `state`) and keeps them for its first reader, if
         that seat's listings are read at all: otherwise nobody would ask, and the work would be
-        wasted. Runs off the request path (`defer`), after the commit's answer is sent."""
+        wasted. Runs off the request path (`defer`), after the commit's answer is sent, and only
+        when the commit found the seat's listings read (`ahead_of`): most games' are not, and
+        asking apart cost every move a round trip."""
         seat = game.active_seat(state)
         if seat is None:
             return
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
-        # Marked pending first, in the same one step that asks whether anyone reads it: a
+        # Marked pending first, in the same one step that asks again whether anyone reads it: a
         # reader that comes meanwhile waits for this listing instead of working it out too.
         if not self.store.keep_if_read(game_id, name, version, legal.PENDING, legal.PENDING_TTL):
             return
@@ -566,6 +575,7 @@ class Games:
                 ttl=self._ttl(change.state),
                 deadline=deadline,
                 idem=idem,
+                ahead=None if state is None else self.ahead_of(change.state),
             )
             if result.outcome is Outcome.APPLIED:
                 if hosted:
@@ -576,7 +586,7 @@ class Games:
                         metrics.MOVES_APPLIED.labels(map=change.state["map"],
                                                      type=timeline.move_type(entry)).inc()
                 version = stored.version + len(change.entries)
-                if state is not None and self.defer is not None:
+                if state is not None and result.ahead_read and self.defer is not None:
                     self.defer(functools.partial(self.list_ahead, game_id, version, state,
                                                  change.state))
                 return Applied(version, change.body)

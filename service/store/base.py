@@ -85,6 +85,8 @@ class CommitResult:
     outcome: Outcome
     version: int | None = None  # the new version when applied, the current one on conflict
     replay: bytes | None = None  # the stored idempotency record when replayed
+    # When applied with `ahead`: whether that kept name was read lately (keep_if_read would keep).
+    ahead_read: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +206,7 @@ class GameStore(ABC):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
+        ahead: str | None = None,
     ) -> CommitResult:
         """Atomically, if the game is at `expected_version` (and `idem.key` is unused, and its
         metadata is still `expected_meta` when that is given): append
@@ -215,7 +218,11 @@ class GameStore(ABC):
         A commit that writes only meta keeps the version, so the version alone cannot tell two
         writers of meta apart: a commit that read meta and writes something derived from it (a
         seat's programmed orders) passes `expected_meta`, the bytes it read, and gets CONFLICT
-        when another commit changed them in between."""
+        when another commit changed them in between.
+
+        With `ahead`, a kept name, an applied commit also says in `CommitResult.ahead_read`
+        whether that name was read lately, as keep_if_read asks (in the same step: asked apart,
+        for every move, it was a round trip of its own)."""
 
     @abstractmethod
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:

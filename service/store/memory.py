@@ -246,6 +246,7 @@ class MemoryStore(GameStore):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
+        ahead: str | None = None,
     ) -> CommitResult:
         with self._lock:
             game = self._live(game_id)
@@ -278,10 +279,11 @@ class MemoryStore(GameStore):
                 else:
                     self._clocks[game_id] = deadline
             version, listeners = game.version, list(self._listeners)
+            read = ahead is not None and self._kept.get((game_id, READ + ahead)) is not None
         if entries:
             for listener in listeners:
                 listener(game_id, version)
-        return CommitResult(Outcome.APPLIED, version)
+        return CommitResult(Outcome.APPLIED, version, ahead_read=read)
 
     def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
         with self._lock:

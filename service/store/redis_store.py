@@ -123,22 +123,27 @@ return {'created'}
 """
 
 # The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
+#       [, the read mark of the kept name `ahead`]
 # ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
 #       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, expected meta or '',
 #       idem key's name when the outbox carries the record (the archive keeps it) or '',
-#       log entries...
+#       '1' with ahead's read mark or '', log entries...
+# Returns {'applied', version, 1 if ahead's name was read lately (its read mark is there) or 0}.
 _COMMIT = """
+local ahead = ARGV[14] ~= ''
+local nkeys = #KEYS - (ahead and 1 or 0)
+local idem = nkeys >= 6 and KEYS[6] or nil
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'missing'} end
-if KEYS[6] then
-  local prior = redis.call('GET', KEYS[6])
+if idem then
+  local prior = redis.call('GET', idem)
   if prior then return {'replayed', current, prior} end
 end
 if current ~= ARGV[1] then return {'conflict', current} end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
   return {'conflict', current}
 end
-local first = 14
+local first = 15
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
 redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
@@ -150,7 +155,7 @@ for i = first, first + n - 1, 1000 do
 end
 redis.call('EXPIRE', KEYS[1], ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
-if KEYS[6] then redis.call('SET', KEYS[6], ARGV[10], 'EX', ARGV[11]) end
+if idem then redis.call('SET', idem, ARGV[10], 'EX', ARGV[11]) end
 if n > 0 or ARGV[7] ~= '' then
   local fields = {'g', ARGV[3], 'v', version}
   if n > 0 then
@@ -174,7 +179,7 @@ if n > 0 then
   end
   redis.call('SPUBLISH', KEYS[5], ARGV[3] .. ' ' .. version)
 end
-return {'applied', version}
+return {'applied', version, ahead and redis.call('EXISTS', KEYS[nkeys + 1]) or 0}
 """
 
 # A read of a game's hash that pushes its expiry back when less than 90 % of it is left, so a
@@ -598,6 +603,7 @@ class RedisStore(GameStore):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
+        ahead: str | None = None,
     ) -> CommitResult:
         keys = game_keys(game_id, self._prefix)
         shard = shard_keys(shard_of(game_id), self._prefix)
@@ -611,6 +617,10 @@ class RedisStore(GameStore):
         args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
         args.append(expected_meta or b"")
         args.append(idem.key if idem is not None and idem.ttl >= IDEM_ARCHIVE_MIN_TTL else b"")
+        if ahead is not None:
+            # The read mark comes last (the script counts it off KEYS).
+            script_keys.append(kept_key(game_id, READ + ahead, self._prefix))
+        args.append(b"1" if ahead is not None else b"")
         args += entries
         reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
@@ -618,7 +628,9 @@ class RedisStore(GameStore):
             return CommitResult(outcome)
         if outcome is Outcome.REPLAYED:
             return CommitResult(outcome, int(reply[1]), reply[2])
-        return CommitResult(outcome, int(reply[1]))
+        if outcome is Outcome.CONFLICT:
+            return CommitResult(outcome, int(reply[1]))
+        return CommitResult(outcome, int(reply[1]), ahead_read=reply[2] == 1)
 
     def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
         keys = [game_keys(game_id, self._prefix).state, shard_keys(shard_of(game_id), self._prefix).outbox]

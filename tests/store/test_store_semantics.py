@@ -175,6 +175,24 @@ def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: Ga
     assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves at 1", True)
 
 
+def test_a_commit_says_whether_its_ahead_name_is_read_lately(store: GameStore) -> None:
+    """keep_if_read's question, asked in the commit's own step (Games.list_ahead runs only on a
+    yes): a name never read is not, one read at any version is, with or without an idempotency
+    record; a commit that is not applied says no; the answer changes nothing kept."""
+    create(store)
+    result = commit(store, 0, 1, ahead="legal:1")
+    assert (result.outcome, result.version, result.ahead_read) == (Outcome.APPLIED, 1, False)
+    store.load_kept("g1", "legal:1", 60)  # read at version 1
+    result = commit(store, 1, 2, ahead="legal:1", idem=IdemRecord("k2", b"r", 60))
+    assert (result.outcome, result.version, result.ahead_read) == (Outcome.APPLIED, 2, True)
+    assert commit(store, 2, 3, ahead="legal:2").ahead_read is False
+    assert commit(store, 3, 4).ahead_read is False  # nothing asked
+    conflict = commit(store, 1, 5, ahead="legal:1")
+    assert (conflict.outcome, conflict.ahead_read) == (Outcome.CONFLICT, False)
+    assert store.history("g1") == [b"e1", b"e2", b"e3", b"e4"]
+    assert store.load_kept("g1", "legal:1", 60)[1:] == (None, False)
+
+
 def test_memory_store_lets_kept_values_and_request_keys_lapse_and_sweeps_them() -> None:
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
