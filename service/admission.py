@@ -353,7 +353,8 @@ class Watchdog:
     def _run(self) -> None:
         while True:
             with self._ready:
-                heap, due = self._heap, []
+                heap = self._heap
+                due: list[Callable[[], None] | None] = []
                 while not due:
                     now = time.monotonic()
                     if not heap or heap[0][0] > now:
@@ -368,8 +369,9 @@ class Watchdog:
                         heapq.heappop(heap)
                     due = [action for action in due if action is not None]
             for action in due:
-                with contextlib.suppress(Exception):
-                    action()
+                if action is not None:
+                    with contextlib.suppress(Exception):
+                        action()
 
 
 WATCHDOG = Watchdog()

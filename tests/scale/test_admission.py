@@ -158,3 +158,27 @@ def test_health_answers_while_a_crowd_holds_every_slot(services, redis_url: str)
     finally:
         for sock in opened:
             sock.close()
+
+
+def test_the_body_watchdog_calls_what_is_due_and_nothing_cancelled_on_one_thread() -> None:
+    """The body deadlines' one thread (admission.Watchdog; a Timer per POST cost a thread start
+    each): a deadline left set is called once, after its time, earlier deadlines first; a
+    cancelled one never is, however many are armed meanwhile."""
+    import threading
+
+    from service.admission import Watchdog
+
+    watchdog, called = Watchdog(), []
+    before = threading.active_count()
+    late = watchdog.arm(0.3, lambda: called.append("late"))
+    for n in range(1000):
+        watchdog.cancel(watchdog.arm(0.05, lambda n=n: called.append(n)))
+    watchdog.arm(0.1, lambda: called.append("early"))
+    assert threading.active_count() <= before + 1
+    time.sleep(0.2)
+    assert called == ["early"]
+    time.sleep(0.3)
+    assert called == ["early", "late"]
+    watchdog.cancel(late)  # too late: it was called, once
+    time.sleep(0.1)
+    assert called == ["early", "late"]
