@@ -138,9 +138,11 @@ def main(argv: list[str] | None = None) -> int:
            # All its load comes from one address: no caps per address (service/admission.py).
            "AOS_MAX_REQUESTS_PER_ADDRESS": "100000", "AOS_MAX_WAITS_PER_ADDRESS": "100000"}
     print("limits off for the benchmark's own load: AOS_RATE_LIMITS=off", flush=True)
-    if args.service_tree:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(args.service_tree).resolve()),
-                                             env.get("PYTHONPATH", "")])
+    # Always named first: gunicorn runs from benchmarks/http, and without it `service` would be
+    # whatever tree the virtualenv's editable install points at, not necessarily this one.
+    served = Path(args.service_tree or HERE.parents[1]).resolve()
+    env["PYTHONPATH"] = os.pathsep.join([str(served), env.get("PYTHONPATH", "")])
+    print(f"serving the service of {served}", flush=True)
     api_proc = None
     try:
         r = redis.Redis(port=redis_port)
