@@ -46,11 +46,15 @@ SLOW_TIERS = {  # a path under tests/ -> its marker
     "engine/test_delivery_listing_is_complete.py": "games",
     "engine/test_warm_up.py": "games",
     "api/test_async_random_play.py": "games",
+    "sim/test_levels.py": "games",  # the search's levels at their full budgets (level 5: ~10 s)
     "api/test_schemathesis.py": "fuzz",  # schemathesis over every operation
     "engine/test_typing.py": "typing",  # mypy over service/
+    "client/test_readme_python.py": "typing",  # the READMEs' Python under mypy --strict, and run
     # The service or the worker started as processes (python -m service, python -m service.worker).
     "api/test_main.py": "processes",
     "worker": "processes",
+    "client/test_search_policy.py": "processes",  # a whole game whose hints a worker searches
+    "client/test_readme_walkthrough.py": "processes",  # the README's curl walk-through, run
 }
 SLOW_FIXTURES = {"browser": "browser"}  # a test that takes this fixture -> its marker
 # Tests that share a costly server must run in one xdist worker (`--dist loadgroup`), else each
