@@ -3,12 +3,9 @@ view, and the spectator page. The fan-out itself is service/live; this module sp
 
 from __future__ import annotations
 
-import html
 import re
 import time
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 
 from flask import Blueprint, Flask, Response, current_app, request
 from prometheus_client import Counter, Gauge
@@ -22,6 +19,7 @@ from service.referee.settings import Settings
 from service.store import GameStore
 
 from ..checks.parts import game_id_of, games
+from ..pages import game_page, static_file
 from ..plumbing import limits, tenancy
 from ..responses import ApiError, etag, etag_matches
 
@@ -206,33 +204,19 @@ def not_modified(game_id: str, if_none_match: str, prefer: str | None) -> tuple[
 # -- the spectator page ----------------------------------------------------------------------------
 
 
-@cache
-def asset(name: str) -> str:
-    return resources.files("service.api.pages").joinpath("watch", name).read_text(encoding="utf-8")
-
-
 @bp.get("/games/<game_id>/watch")
 def watch_page(game_id: str) -> Response:
-
     game_id = game_id_of(game_id)
     if games().store.version(game_id) is None:
         raise not_found(game_id)
-    page = asset("page.html").replace("{game_id}", html.escape(game_id))
-    headers = {"Content-Security-Policy": WATCH_CSP, "Cache-Control": "no-cache",
-               "X-Content-Type-Options": "nosniff"}
-    return Response(page, content_type="text/html; charset=utf-8", headers=headers)
-
-
-def static_asset(name: str, content_type: str) -> Response:
-    headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
-    return Response(asset(name), content_type=content_type, headers=headers)
+    return game_page("watch", game_id, WATCH_CSP)
 
 
 @bp.get("/watch.js")
 def watch_script() -> Response:
-    return static_asset("watch.js", "text/javascript; charset=utf-8")
+    return static_file("watch", "watch.js")
 
 
 @bp.get("/watch.css")
 def watch_style() -> Response:
-    return static_asset("watch.css", "text/css; charset=utf-8")
+    return static_file("watch", "watch.css")

@@ -5,15 +5,12 @@ Authorization header of its requests (never in a URL)."""
 
 from __future__ import annotations
 
-import html
-from functools import cache
-from importlib import resources
-
 from flask import Blueprint, Response
 
 from service.referee.errors import not_found
 
 from ..checks.parts import game_id_of, games
+from ..pages import game_page, static_file
 
 bp = Blueprint("play", __name__, url_prefix="/v1")
 
@@ -22,34 +19,21 @@ PLAY_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 's
             "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 
-@cache
-def asset(name: str) -> str:
-    return resources.files("service.api.pages").joinpath("play", name).read_text(encoding="utf-8")
-
-
 @bp.get("/games/<game_id>/play")
 def play_page(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     if games().store.version(game_id) is None:
         raise not_found(game_id)
-    page = asset("page.html").replace("{game_id}", html.escape(game_id))
     # no-referrer: the page's requests never tell where it was loaded from (a fragment with a
     # token is never sent anyway, but a pasted URL might carry one in its query by mistake).
-    headers = {"Content-Security-Policy": PLAY_CSP, "Cache-Control": "no-cache",
-               "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
-    return Response(page, content_type="text/html; charset=utf-8", headers=headers)
-
-
-def static_asset(name: str, content_type: str) -> Response:
-    headers = {"Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff"}
-    return Response(asset(name), content_type=content_type, headers=headers)
+    return game_page("play", game_id, PLAY_CSP, **{"Referrer-Policy": "no-referrer"})
 
 
 @bp.get("/play.js")
 def play_script() -> Response:
-    return static_asset("play.js", "text/javascript; charset=utf-8")
+    return static_file("play", "play.js")
 
 
 @bp.get("/play.css")
 def play_style() -> Response:
-    return static_asset("play.css", "text/css; charset=utf-8")
+    return static_file("play", "play.css")
