@@ -7,7 +7,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, request
 from marshmallow import ValidationError, validate
 
-from service.referee import correspondence, timeline, tokens
+from service.referee import correspondence, timeline
 from service.referee.games import Applied
 
 from ..checks import orders as order_checks
@@ -60,40 +60,36 @@ def moved(applied: Applied) -> Response:
 @bp.post("/games/<game_id>/undo")
 def undo(game_id: str) -> Response:
     asked = seat_request(game_id)
-    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
-    return moved(correspondence.undo(games(), game_id, seat, if_match=if_match(),
-                                 idempotency_key=key, stored=stored))
+    return moved(correspondence.undo(games(), asked.game_id, asked.seat, if_match=if_match(),
+                                 idempotency_key=asked.key, stored=asked.stored))
 
 
 @bp.post("/games/<game_id>/takeback")
 def propose_takeback(game_id: str) -> Response:
     asked = seat_request(game_id)
-    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     to_version = body_of(TAKEBACK)["to_version"]
-    return moved(correspondence.propose_takeback(games(), game_id, seat, to_version,
+    return moved(correspondence.propose_takeback(games(), asked.game_id, asked.seat, to_version,
                                              if_match=if_match(),
-                                             idempotency_key=key, stored=stored))
+                                             idempotency_key=asked.key, stored=asked.stored))
 
 
 @bp.post("/games/<game_id>/takeback/accept")
 def accept_takeback(game_id: str) -> Response:
     asked = seat_request(game_id)
-    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
-    return moved(correspondence.answer_takeback(games(), game_id, seat, True,
+    return moved(correspondence.answer_takeback(games(), asked.game_id, asked.seat, True,
                                             if_match=if_match(),
-                                            idempotency_key=key, stored=stored))
+                                            idempotency_key=asked.key, stored=asked.stored))
 
 
 @bp.post("/games/<game_id>/takeback/decline")
 def decline_takeback(game_id: str) -> Response:
     asked = seat_request(game_id)
-    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
-    return moved(correspondence.answer_takeback(games(), game_id, seat, False,
+    return moved(correspondence.answer_takeback(games(), asked.game_id, asked.seat, False,
                                             if_match=if_match(),
-                                            idempotency_key=key, stored=stored))
+                                            idempotency_key=asked.key, stored=asked.stored))
 
 
 # -- leaving the game ---------------------------------------------------------------------------
@@ -104,12 +100,10 @@ def resign(game_id: str) -> Response:
     """The token's seat leaves the game, as if eliminated: a move of the game (timeline.RESIGN),
     made through the same compare-and-set as `POST …/moves`."""
     asked = seat_request(game_id)
-    game_id, seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
     body_of(EMPTY, optional=True)
-    applied = games().apply(game_id, seat, {"type": timeline.RESIGN},
+    applied = games().apply(asked.game_id, asked.seat, {"type": timeline.RESIGN},
                             if_match=if_match(),
-                            idempotency_key=key, stored=stored,
-                            token=tokens.bearer(request.headers.get("Authorization")))
+                            idempotency_key=asked.key, stored=asked.stored, token=asked.token)
     return moved(applied)
 
 
@@ -126,32 +120,29 @@ def own_seat(path_seat: str, seat: int) -> None:
 @bp.get("/games/<game_id>/seats/<seat>/orders")
 def get_orders(game_id: str, seat: str) -> Response:
     asked = seat_request(game_id)
-    game_id, token_seat, stored, _ = asked.game_id, asked.seat, asked.stored, asked.key
-    own_seat(seat, token_seat)
-    body = {"seat": token_seat, "orders": correspondence.read_orders(stored, token_seat)}
+    own_seat(seat, asked.seat)
+    body = {"seat": asked.seat, "orders": correspondence.read_orders(asked.stored, asked.seat)}
     return json_response(body, headers=PRIVATE)
 
 
 @bp.put("/games/<game_id>/seats/<seat>/orders")
 def put_orders(game_id: str, seat: str) -> Response:
     asked = seat_request(game_id)
-    game_id, token_seat, stored, key = asked.game_id, asked.seat, asked.stored, asked.key
-    own_seat(seat, token_seat)
+    own_seat(seat, asked.seat)
     try:
         standing = order_checks.load_orders(json_body())
     except ValidationError as exc:
         raise invalid(exc) from None
-    applied = correspondence.set_orders(games(), game_id, token_seat, standing,
-                                    if_match=if_match(), idempotency_key=key,
-                                    stored=stored)
+    applied = correspondence.set_orders(games(), asked.game_id, asked.seat, standing,
+                                    if_match=if_match(), idempotency_key=asked.key,
+                                    stored=asked.stored)
     return raw_json(applied.body, headers={**PRIVATE, "ETag": etag(applied.version)})
 
 
 @bp.delete("/games/<game_id>/seats/<seat>/orders")
 def delete_orders(game_id: str, seat: str) -> Response:
     asked = seat_request(game_id)
-    game_id, token_seat, stored, _ = asked.game_id, asked.seat, asked.stored, asked.key
-    own_seat(seat, token_seat)
-    correspondence.clear_orders(games(), game_id, token_seat, stored=stored)
-    return json_response({"seat": token_seat, "orders": []}, headers=PRIVATE)
+    own_seat(seat, asked.seat)
+    correspondence.clear_orders(games(), asked.game_id, asked.seat, stored=asked.stored)
+    return json_response({"seat": asked.seat, "orders": []}, headers=PRIVATE)
 
