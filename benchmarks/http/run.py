@@ -3,13 +3,16 @@ throughput and p50/p99 and as a ratio to the floor measured in the same run (a b
 doing the same Redis read-modify-write of a state of the same size; see bench_app.py).
 
 Then, over one connection, a client that plays whole games as a real one does: it asks each
-turn's legal moves once (cold: the first reader of that version), then posts the move. Its
-first legal-moves of a build turn is compared with a GET view, and its POST move with the
-floor, both over one connection, as ratios of p50s from the same run.
+turn's legal moves once, right after the move that made the turn, then posts its move. Its
+legal-moves are compared with a GET view, and its POST move with the floor, both over one
+connection, as ratios of p50s from the same run. Last, the legal moves of build turns that
+nobody has listed (games imported from their records up to that turn): what a first reader
+pays when nothing was worked out ahead.
 
-    .venv/bin/python benchmarks/http/run.py [--workers 5] [--connections 16] [--seconds 10]
+    .venv/bin/python -m benchmarks.http.run [--worker-class gevent] [--connections 16] [--seconds 10]
 
-Starts its own redis-server (no persistence) and gunicorn (sync workers) on free ports.
+Starts its own redis-server (no persistence) and gunicorn on free ports, with the deploy's
+worker model by default (deploy/gunicorn.conf.py: gevent, a worker a core and one more).
 """
 
 from __future__ import annotations
@@ -85,6 +88,13 @@ def played_game(seed: str) -> list[tuple[dict, int, dict]]:
     return moves
 
 
+def imported_game(port: int, seed: str, played: list[tuple[dict, int, dict]]) -> dict:
+    """A game made from its record: the game of `seed` after the moves `played`."""
+    record = {**game.record_header(played[0][0]), "seed": seed,
+              "moves": [{"seat": seat, "move": move} for _, seat, move in played]}
+    return call(port, "POST", "/v1/games", {"record": record})
+
+
 def create_game(port: int, seed: str) -> dict:
     body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)]}
     return call(port, "POST", "/v1/games", {**body, "seed": seed})
@@ -92,7 +102,11 @@ def create_game(port: int, seed: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--worker-class", choices=("gevent", "sync"), default="gevent",
+                        help="gevent: the deploy default (deploy/gunicorn.conf.py)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="default: the deploy's for gevent (a core each and one more), "
+                             "2 a core and one more for sync")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--processes", type=int, default=2, help="load-generator processes")
@@ -100,6 +114,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="serve `service` from this directory instead (e.g. an older "
                              "revision: git archive REV service | tar -x -C DIR)")
     args = parser.parse_args(argv)
+    cores = os.cpu_count() or 1
+    if args.workers is None:
+        args.workers = cores + 1 if args.worker_class == "gevent" else 2 * cores + 1
 
     print("preparing games with the engine's random player ...", flush=True)
     seeds = [f"bench-{n}" for n in range(3)]
@@ -160,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
                 "--workers",
                 str(args.workers),
                 "--worker-class",
-                "sync",
+                f"service.serving.{args.worker_class.capitalize()}Worker",
                 "--bind",
                 f"{HOST}:{api_port}",
                 "--chdir",
@@ -244,6 +261,20 @@ def main(argv: list[str] | None = None) -> int:
 
         # Games for the one-connection client: whole games, legal moves asked once per turn.
         client_games = [(create_game(api_port, seed), scripts[seed]) for seed in seeds]
+        # Games at a build turn that nobody has listed: each imported from its record up to that
+        # turn, so its legal moves are worked out on the request, as a first reader's are.
+        cold_games = [(imported_game(api_port, seed, scripts[seed][:i]), seat)
+                      for seed in seeds
+                      for i, (before, seat, _) in enumerate(scripts[seed])
+                      if before["phase"] == "build"]
+
+        def cold_plan(i: int):
+            numbers = itertools.count()
+            requests = iter([
+                ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None,
+                 {"X-Request-Id": f"cold-{next(numbers)}"}, "legal-moves, build turn, cold")
+                for created, seat in cold_games])
+            return lambda last: next(requests, None)
 
         def client_plan(i: int):
             # Each request's X-Request-Id names its label, so that the service's own time for
@@ -293,7 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         floor_tagged = functools.partial(floor_plan, tag="floor")
         for name, factory in (("floor (Redis RMW)", floor_tagged),
                               ("GET view", functools.partial(view_plan, tag="view")),
-                              ("client play", client_plan), ("floor again", floor_tagged)):
+                              ("client play", client_plan), ("cold listings", cold_plan),
+                              ("floor again", floor_tagged)):
             one[name] = run(name, HOST, api_port, factory, connections=1, seconds=args.seconds,
                             processes=1)
             print(f"  1 connection: {name:<18} {one[name].rps:6.0f} req/s  "
@@ -314,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
           f"on {os.cpu_count()} cores: compare the ratios, not the absolute figures")
     floor = (results[0].rps + results[-1].rps) / 2
     print(
-        f"\n{args.workers} gunicorn sync workers, {args.connections} connections, "
+        f"\n{args.workers} gunicorn {args.worker_class} workers, {args.connections} connections, "
         f"{args.seconds:.0f} s each; floor = mean of the two floor runs = {floor:.0f} req/s"
     )
     print(f"{'endpoint':<20} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'vs floor':>9}")
@@ -324,19 +356,21 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.rps / floor:8.0%}"
         )
     play = one["client play"]
+    play.labelled.update(one["cold listings"].labelled)
     floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
     view_one = one["GET view"].p50_ms
     print("\none connection, a client playing whole games (legal moves asked once per turn, "
-          "cold), p50 / p99 ms and p50 as a ratio; then the service's own p50 (its access log's "
-          "duration: the app, without gunicorn's parsing and writing or the network):")
+          "after the move that made it), then build turns nobody listed (cold): p50 / p99 ms "
+          "and p50 as a ratio; then the service's own p50 (its access log's duration: the app, "
+          "without gunicorn's parsing and writing or the network):")
     for label, tag in (("legal-moves, build turn", "build"), ("legal-moves, other turn", "other"),
-                       ("POST move", "move")):
+                       ("legal-moves, build turn, cold", "cold"), ("POST move", "move")):
         if label in play.labelled:
             p50 = play.label_p(label, .5)
             base, base_name, base_tag = ((floor_one, "floor", "floor") if label == "POST move"
                                          else (view_one, "GET view", "view"))
             own, own_base = median(server.get(tag)), median(server.get(base_tag))
-            print(f"  {label:<24} n={len(play.labelled[label]):5d}  {p50:6.2f} / "
+            print(f"  {label:<29} n={len(play.labelled[label]):5d}  {p50:6.2f} / "
                   f"{play.label_p(label, .99):6.2f}  = {p50 / base:4.2f}x {base_name} "
                   f"({base:.2f} ms); service {own:.2f} ms = {own / own_base:4.2f}x "
                   f"({own_base:.2f} ms)")

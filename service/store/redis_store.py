@@ -195,19 +195,20 @@ end
 """
 _LOAD = "local values = redis.call('HMGET', KEYS[1], unpack(ARGV))" + _TOUCH + "return values"
 
-# _LOAD of version, state and meta, then the value kept under a name at that version (false if
-# none) and whether the name was read at that version before (1 or 0). The kept key holds the
+# _LOAD of version, state and meta, then whether a value is kept under a name at that version
+# (1 or 0) and whether the name was read at that version before (1 or 0). The kept key holds the
 # version, a newline and the value; a first read leaves the version and newline alone there, for
-# ARGV[1] seconds, so the second read knows it is one. KEYS: state, log, kept. ARGV: that ttl.
+# ARGV[1] seconds, so the second read knows it is one. The value itself is not in the reply: a
+# script's reply of a listing's ~40 KB costs Redis three times a plain GET of it (load_kept).
+# KEYS: state, log, kept, read mark. ARGV: that ttl.
 _LOAD_KEPT = "local values = redis.call('HMGET', KEYS[1], 'version', 'state', 'meta')" + _TOUCH + """
-values[4], values[5] = false, 0
+values[4], values[5] = 0, 0
 if not values[1] then return values end
 redis.call('SET', KEYS[4], '1', 'EX', ARGV[1])
 local head = values[1] .. '\\n'
-local kept = redis.call('GET', KEYS[3])
-if kept and string.sub(kept, 1, #head) == head then
+if redis.call('GETRANGE', KEYS[3], 0, #head - 1) == head then
   values[5] = 1
-  if #kept > #head then values[4] = string.sub(kept, #head + 1) end
+  if redis.call('STRLEN', KEYS[3]) > #head then values[4] = 1 end
 else
   redis.call('SET', KEYS[3], head, 'EX', ARGV[1])
 end
@@ -681,11 +682,21 @@ class RedisStore(GameStore):
 
     def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
         keys = game_keys(game_id, self._prefix)
-        version, state, meta, kept, again = self._run("load", lambda c: self._load_kept(
-            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix),
-                  kept_key(game_id, READ + name, self._prefix)], args=[ttl], client=c))
+        key = kept_key(game_id, name, self._prefix)
+        version, state, meta, has_value, again = self._run("load", lambda c: self._load_kept(
+            keys=[keys.state, keys.log, key, kept_key(game_id, READ + name, self._prefix)],
+            args=[ttl], client=c))
         if version is None or state is None or meta is None:
             return None
+        kept = None
+        if has_value:
+            # Read apart from the script (_LOAD_KEPT says why). A newer version's value may
+            # have replaced it meanwhile: it is the one asked for only under the same version
+            # line, and its caller serves it only for the very state just read (legal.py).
+            raw = self._run("load", lambda c: c.get(key))
+            head = version + b"\n"
+            if raw is not None and len(raw) > len(head) and raw.startswith(head):
+                kept = raw[len(head):]
         return Stored(int(version), state, meta), kept, bool(again)
 
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
