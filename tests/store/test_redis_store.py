@@ -129,3 +129,27 @@ def test_kept_values_share_the_games_hash_tag_and_expire(redis_server, redis_url
         assert client.ttl(kept_key("abc", "legal:1")) in range(25, 31)
         keys = client.keys("*")
     assert len({key_slot(k) for k in keys}) == 1
+
+
+def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_read(
+        redis_server, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # load_kept reads the game with its script, then the kept value with a plain GET: a newer
+    # version's value may land in between, and must not be answered as the older version's.
+    store = RedisStore(redis_url)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    store.keep("abc", "legal:1", 0, b"moves at 0", ttl=30)
+    assert store.load_kept("abc", "legal:1", 30)[1:] == (b"moves at 0", True)
+
+    script_then_get = store._run
+    calls = []
+
+    def newer_value_in_between(op, call):  # type: ignore[no-untyped-def]
+        calls.append(op)
+        if len(calls) == 2:  # the GET, after the script said a value is kept at version 0
+            store.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
+        return script_then_get(op, call)
+
+    monkeypatch.setattr(store, "_run", newer_value_in_between)
+    stored, kept, again = store.load_kept("abc", "legal:1", 30)
+    assert (stored.version, kept, again) == (0, None, True)
+    assert calls == ["load", "load", "keep"]  # the script, the GET, and the keep in between
