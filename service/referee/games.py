@@ -144,6 +144,7 @@ class Games:
         # Runs work that follows a commit but need not delay its answer (list_ahead): the API
         # runs it after the response is sent. None: such work is not done.
         self.defer: Callable[[Callable[[], None]], None] | None = None
+        self.listed_here = legal.ListedHere()
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -214,7 +215,11 @@ class Games:
         # the second reader of a version and seat (a second screen, a spectator, a client
         # polling). Either way they are read back with the game in the same one read.
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
-        stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
+        stored, has_value, again = self.found(game_id, lambda: self.store.peek_kept(game_id, name, ttl))
+        kept = None
+        if has_value:
+            kept = (self.listed_here.get(game_id, name, stored.version)
+                    or self.store.kept(game_id, name, stored.version))
         if kept == legal.PENDING:
             stored, kept, again = self._listed_ahead(game_id, name, ttl)
         answer = legal.kept_answer(kept, stored.state)
@@ -225,7 +230,9 @@ class Games:
             raise GameError("NO_SUCH_SEAT", f"this game has no seat {seat}")
         answer = legal.body(state, seat, stored.version)
         if again:
-            self.store.keep(game_id, name, stored.version, legal.kept_value(stored.state, answer), ttl)
+            value = legal.kept_value(stored.state, answer)
+            self.store.keep(game_id, name, stored.version, value, ttl)
+            self.listed_here.put(game_id, name, stored.version, value)
         return stored.version, answer
 
     def ahead_of(self, state: State) -> str | None:
@@ -251,8 +258,9 @@ class Games:
         if not self.store.keep_if_read(game_id, name, version, legal.PENDING, legal.PENDING_TTL):
             return
         answer = legal.body(state, seat, version)
-        self.store.keep(game_id, name, version, legal.kept_value(stored_state, answer), ttl,
-                        if_current=True)
+        value = legal.kept_value(stored_state, answer)
+        self.store.keep(game_id, name, version, value, ttl, if_current=True)
+        self.listed_here.put(game_id, name, version, value)
 
     def _listed_ahead(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool]:
         """Waits (GameStore.await_kept) and reads again until the listing being worked out

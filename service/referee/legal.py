@@ -10,6 +10,8 @@ another state's listing. An undo or a takeback makes a new version, whose listin
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 
 import orjson
 
@@ -21,6 +23,8 @@ DIGEST_BYTES = 16  # hex of an 8-byte BLAKE2b: collisions matter only within one
 # rather than work it out a second time. Shorter than a digest, so never taken for a listing.
 PENDING = b"pending"
 PENDING_TTL = 5  # seconds: a lister that died leaves its readers to list for themselves
+# Listings a process keeps at hand besides the store (ListedHere): a few dozen of ~40 KB.
+LISTED_HERE = 64
 
 
 def name(seat: int) -> str:
@@ -47,3 +51,30 @@ def kept_answer(kept: bytes | None, state: bytes) -> bytes | None:
     if kept is None or len(kept) <= DIGEST_BYTES or kept[:DIGEST_BYTES] != digest(state):
         return None
     return kept[DIGEST_BYTES:]
+
+
+class ListedHere:
+    """The kept values of the listings this process worked out last, by game and kept name.
+
+    A client on a kept-alive connection sends its next request to the process that answered its
+    move, which has just listed the next seat's moves ahead: found here, they are not read back
+    from the store (a second round trip and ~40 KB for a build turn). The store still says
+    whether a listing is kept at the game's version, and `kept_answer` still checks it against
+    the state read, so a value here is served only where the store's would be."""
+
+    def __init__(self, size: int = LISTED_HERE) -> None:
+        self._size = size
+        self._values: OrderedDict[tuple[str, str], tuple[int, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, game_id: str, name: str, version: int, value: bytes) -> None:
+        with self._lock:
+            self._values[(game_id, name)] = (version, value)
+            self._values.move_to_end((game_id, name))
+            while len(self._values) > self._size:
+                self._values.popitem(last=False)
+
+    def get(self, game_id: str, name: str, version: int) -> bytes | None:
+        with self._lock:
+            found = self._values.get((game_id, name))
+        return found[1] if found is not None and found[0] == version else None

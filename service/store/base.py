@@ -239,12 +239,26 @@ class GameStore(ABC):
     def idempotency_record(self, game_id: str, key: str) -> bytes | None:
         """The record stored under an idempotency key of this game, or None."""
 
-    @abstractmethod
     def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
-        """In one read: the game's version, state and metadata; the value `keep` kept under
-        `name` at that version (None if not, lapsed or never kept); and whether `name` was read
-        at that version before (within `ttl` seconds), so that a caller keeps a value worked out
-        for a second reader, not for every first one. None when there is no game."""
+        """The game's version, state and metadata; the value `keep` kept under `name` at that
+        version (None if not, lapsed or never kept); and whether `name` was read at that version
+        before (within `ttl` seconds), so that a caller keeps a value worked out for a second
+        reader, not for every first one. None when there is no game."""
+        read = self.peek_kept(game_id, name, ttl)
+        if read is None:
+            return None
+        stored, has_value, again = read
+        return stored, self.kept(game_id, name, stored.version) if has_value else None, again
+
+    @abstractmethod
+    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
+        """`load_kept` without the value: in one read, the game, whether a value is kept under
+        `name` at its version, and whether `name` was read at that version before. For a
+        caller that may have the value at hand (a listing this process worked out)."""
+
+    @abstractmethod
+    def kept(self, game_id: str, name: str, version: int) -> bytes | None:
+        """The value kept under `name` at `version`, if it is still that version's."""
 
     @abstractmethod
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,

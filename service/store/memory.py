@@ -332,7 +332,7 @@ class MemoryStore(GameStore):
         with self._lock:
             return self._idem.get((game_id, key))
 
-    def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
+    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
         with self._lock:
             game = self._live(game_id, read=True)
             if game is None:
@@ -342,8 +342,13 @@ class MemoryStore(GameStore):
             kept = self._kept.get((game_id, name))
             if kept is None or kept[0] != game.version:
                 self._kept.set((game_id, name), (game.version, None), ttl)
-                return stored, None, False
-            return stored, kept[1], True
+                return stored, False, False
+            return stored, kept[1] is not None, True
+
+    def kept(self, game_id: str, name: str, version: int) -> bytes | None:
+        with self._lock:
+            kept = self._kept.get((game_id, name))
+            return kept[1] if kept is not None and kept[0] == version else None
 
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
              if_current: bool = False) -> None:

@@ -680,24 +680,23 @@ class RedisStore(GameStore):
         name = idem_key(game_id, key, self._prefix)
         return self._run("idempotency", lambda client: client.get(name))
 
-    def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
+    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
         keys = game_keys(game_id, self._prefix)
-        key = kept_key(game_id, name, self._prefix)
         version, state, meta, has_value, again = self._run("load", lambda c: self._load_kept(
-            keys=[keys.state, keys.log, key, kept_key(game_id, READ + name, self._prefix)],
-            args=[ttl], client=c))
+            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix),
+                  kept_key(game_id, READ + name, self._prefix)], args=[ttl], client=c))
         if version is None or state is None or meta is None:
             return None
-        kept = None
-        if has_value:
-            # Read apart from the script (_LOAD_KEPT says why). A newer version's value may
-            # have replaced it meanwhile: it is the one asked for only under the same version
-            # line, and its caller serves it only for the very state just read (legal.py).
-            raw = self._run("load", lambda c: c.get(key))
-            head = version + b"\n"
-            if raw is not None and len(raw) > len(head) and raw.startswith(head):
-                kept = raw[len(head):]
-        return Stored(int(version), state, meta), kept, bool(again)
+        return Stored(int(version), state, meta), bool(has_value), bool(again)
+
+    def kept(self, game_id: str, name: str, version: int) -> bytes | None:
+        # Read apart from the script (_LOAD_KEPT says why). A newer version's value may have
+        # replaced the one peek_kept saw: it is the one asked for only under its version line.
+        raw = self._run("load", lambda c: c.get(kept_key(game_id, name, self._prefix)))
+        head = b"%d\n" % version
+        if raw is None or len(raw) <= len(head) or not raw.startswith(head):
+            return None
+        return raw[len(head):]
 
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
              if_current: bool = False) -> None:

@@ -451,3 +451,52 @@ def test_game_ids_never_start_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.undo()
     # Without the redraw, 3,000 ids hold a leading dash with probability 1 - (63/64)**3000.
     assert not [i for i in (games._random_id(None) for _ in range(3000)) if i.startswith("-")]
+
+
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_a_listing_worked_out_here_is_served_from_here_and_only_where_the_store_keeps_one(
+        on: str, api_on, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process that listed a seat's moves ahead answers its next reader from its own copy,
+    without reading the ~40 KB back from the store; another process reads the store's. A copy
+    here is served only where the store keeps a listing at the game's version, and only for
+    the state it was worked out from."""
+    from service.store import MemoryStore, RedisStore
+    from tests.api.tables import Table
+
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
+    table = Table(api_on(store), players=3, seed="listed-here")
+    games = table.api.app.extensions["aos.games"]
+    first, second = table.state()["queue"][:2]
+    url = f"/v1/games/{table.id}/legal-moves?seat={{}}"
+    assert table.api.client.get(url.format(second)).status_code == 200  # read: listed ahead
+    response = table.move(first, {"type": "issue_shares", "count": 1})
+    assert response.status_code == 200
+    response.close()  # as a server does once it is sent: the listing ahead runs
+
+    reads: list[tuple[str, str, int]] = []
+    read_store = store.kept
+    monkeypatch.setattr(store, "kept", lambda *asked: reads.append(asked) or read_store(*asked))
+    stored = store.load(table.id)
+    fresh = legal.body(orjson.loads(stored.state), second, stored.version)
+    assert table.api.client.get(url.format(second)).get_data() == fresh
+    assert reads == []  # from this process's copy
+
+    games.listed_here = legal.ListedHere()  # as another process, which listed nothing
+    assert table.api.client.get(url.format(second)).get_data() == fresh
+    assert reads == [(table.id, legal.name(second), 1)]
+
+    # A copy here of a listing the store does not keep, or of another state, is not served.
+    bogus = orjson.dumps({"version": 1, "seat": first, "phase": "issue_shares",
+                          "moves": [{"type": "issue_shares", "count": 9, "text": "bogus"}]})
+    games.listed_here.put(table.id, legal.name(first), 1, legal.kept_value(stored.state, bogus))
+    assert table.api.client.get(url.format(first)).get_data() != bogus
+    games.listed_here.put(table.id, legal.name(second), 1, legal.kept_value(b"another state", bogus))
+    assert table.api.client.get(url.format(second)).get_data() == fresh
+
+
+def test_a_process_keeps_only_its_last_listings_and_each_for_its_version() -> None:
+    here = legal.ListedHere(size=2)
+    for n in range(3):
+        here.put(f"g{n}", "legal:0", 5, b"value %d" % n)
+    assert [here.get(f"g{n}", "legal:0", 5) for n in range(3)] == [None, b"value 1", b"value 2"]
+    assert here.get("g2", "legal:0", 6) is None and here.get("g2", "legal:1", 5) is None
