@@ -226,12 +226,11 @@ class Network:
 
     def _beyond(self, h: Hex, edge: int, memo: dict) -> tuple[End, set[Hex]]:
         """The end of the walk through h's edge, and the hexes it passes or points at."""
-        entry = (around(h)[edge], (edge + 3) % 6)
-        known = memo.get(entry)
+        known = memo.get((h, edge))
         if known is None:
             pieces, end = self.walk(h, edge, set())
             last = around(end.hex)[end.edge] if end.kind == "open" else end.hex
-            known = memo[entry] = (end, {p[0] for p in pieces} | {last})
+            known = memo[(h, edge)] = (end, {p[0] for p in pieces} | {last})
         return known
 
     def set_owner(self, pieces: list[Piece], owner: int | None) -> None:

@@ -7,19 +7,23 @@ names and hexes as players do (places.py), never by coordinates.
 Pure: a sentence depends on the move or event, the players' names and the map data, and, for a
 move not made yet (a listed move), on the state it would be made on (the track already on a
 hex, where each link leads). `with_texts` words a whole listing at once, working out what every
-move of it shares once.
+move of it shares once; `listing` is legal_moves with its words, the listing of a build turn
+worded as it is made (the answer of GET legal-moves).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from service.engine import game
 from service.engine.hexgrid import Hex, key
 from service.engine.layout import Event, GivenMove, State
 from service.engine.maps import load_map
+from service.engine.phases import build
+from service.engine.phases.build_shapes import TownListing, TrackListing
 from service.engine.places import Places, places
-from service.engine.tiles import track_shape
+from service.engine.tiles import Track, track_shape
 from service.engine.variants import rules_for
 
 # What a player calls each tile (tiles.json ids) when it is built.
@@ -222,7 +226,12 @@ def with_texts(state: State, seat: int, moves: Sequence[GivenMove]) -> list[dict
     its shape's name. The sentences are Teller.move's, word for word."""
     if not moves:
         return []
-    teller = Teller.of(state)
+    texts = _texts(Teller.of(state), state, seat, moves)
+    return [{**move, "text": text} for move, text in zip(moves, texts, strict=True)]
+
+
+def _texts(teller: Teller, state: State, seat: int, moves: Sequence[GivenMove]) -> list[str]:
+    """The text of each of `moves`, a listing of `seat` (with_texts)."""
     who = teller.who(seat)
     stops: dict[str, tuple[Hex, Hex]] | None = None
     builds = _BuildWords(teller, who, state)
@@ -234,7 +243,7 @@ def with_texts(state: State, seat: int, moves: Sequence[GivenMove]) -> list[dict
         if kind == "build" and "cost" in move:
             text = builds.text(move)
             if text is not None:
-                out.append({**move, "text": text})
+                out.append(text)
                 continue
         if kind == "urbanize":
             h, letter = move["hex"], move["new_city"]
@@ -247,8 +256,128 @@ def with_texts(state: State, seat: int, moves: Sequence[GivenMove]) -> list[dict
                                    len(move["links"]), move.get("income") or {})
         else:
             text = teller.move(seat, move, state)
-        out.append({**move, "text": text})
+        out.append(text)
     return out
+
+
+def listing(state: State, seat: int) -> list[dict[str, Any]]:
+    """with_texts(state, seat, game.legal_moves(state, seat)), word for word, worked out in one
+    go: in a build turn the builds (hundreds of them) are worded as the listing makes them,
+    from what it knows there (the hex, what it holds, each shape of the surrounding), with the
+    words of each shape kept per listing of a surrounding (ListedBuilds)."""
+    if state["phase"] != "build" or game.active_seat(state) != seat:
+        return with_texts(state, seat, game.legal_moves(state, seat))
+    teller = Teller.of(state)
+    moves: list[Any] = build.legal(state, rules_for(state["map"]), seat,
+                                   ListedBuilds(teller, teller.who(seat)))
+    rest = [m for m in moves if "text" not in m]  # urbanize, the map's own, end_build
+    for move, text in zip(rest, _texts(teller, state, seat, rest), strict=True):
+        move["text"] = text
+    return moves
+
+
+# The words of each shape of a listing of build_shapes, (a, b) per shape: they depend on the
+# listing alone (kept per surrounding), and a town's on the map's compass too. Kept per listing
+# while it is; the bound only guards memory.
+Phrases = tuple[tuple[str, str], ...]
+_TRACK_PHRASES: dict[int, tuple[TrackListing, Phrases]] = {}
+_TOWN_PHRASES: dict[tuple[int, tuple[str, ...]], tuple[TownListing, Phrases]] = {}
+_PHRASES_KEPT = 1 << 15
+
+
+class ListedBuilds:
+    """The words of a build listing's builds as the listing makes them (build.BuildWords): the
+    sentences of with_texts, "{who}{a}{where}{b}{price}", with (a, b) per shape of the listing
+    (_track_phrase, _town_phrase)."""
+
+    def __init__(self, teller: Teller, who: str) -> None:
+        self.who, self.places = who, teller.places
+        self.where = _wheres(teller.places)
+
+    def track_words(self, h: Hex, old_tracks: frozenset[Track], listing: TrackListing,
+                    costs: Sequence[int | None]) -> tuple[str, str, Phrases, list[str | None]]:
+        known = _TRACK_PHRASES.get(id(listing))
+        phrases = known[1] if known is not None and known[0] is listing else _track_phrases(
+            listing, old_tracks)
+        # On an empty hex with_texts writes "$" and the cost, as Teller.build does for a cost
+        # that is not below 0 (no build's is).
+        if len(costs) == 1:  # one kind of build on the hex, as on most
+            cost = costs[0]
+            prices = [None if cost is None else f"${cost}" if not old_tracks else money(cost)]
+        else:
+            prices = [None if c is None else f"${c}" if not old_tracks else money(c) for c in costs]
+        return self.who, self.where.get(h) or self.places.where(h), phrases, prices
+
+    def town_words(self, h: Hex, old_exits: frozenset[int], listing: TownListing,
+                   extra: int) -> tuple[str, str, Phrases, list[str]]:
+        compass = self.places.edge_direction
+        known = _TOWN_PHRASES.get((id(listing), compass))
+        phrases = known[1] if known is not None and known[0] is listing else _town_phrases(
+            listing, old_exits, compass)
+        prices = [money(base + extra) for _, _, base, _, _ in listing.shapes]
+        return self.who, self.places.name(h), phrases, prices
+
+
+def _track_phrases(listing: TrackListing, old_tracks: frozenset[Track]) -> Phrases:
+    if len(_TRACK_PHRASES) >= _PHRASES_KEPT:
+        _TRACK_PHRASES.clear()
+    phrases = tuple(_track_phrase(old_tracks, pairs) for _, _, _, pairs, _ in listing.shapes)
+    _TRACK_PHRASES[id(listing)] = (listing, phrases)
+    return phrases
+
+
+def _town_phrases(listing: TownListing, old_exits: frozenset[int],
+                  compass: tuple[str, ...]) -> Phrases:
+    if len(_TOWN_PHRASES) >= _PHRASES_KEPT:
+        _TOWN_PHRASES.clear()
+    phrases = tuple(_town_phrase(old_exits, exits, compass) for _, _, _, exits, _ in listing.shapes)
+    _TOWN_PHRASES[(id(listing), compass)] = (listing, phrases)
+    return phrases
+
+
+_WHERE: dict[int, tuple[Places, dict[Hex, str]]] = {}
+
+
+def _wheres(at: Places) -> dict[Hex, str]:
+    """Places.where of every hex of a map, worked out once per map."""
+    known = _WHERE.get(id(at))
+    if known is None or known[0] is not at:
+        known = _WHERE[id(at)] = (at, {h: at.where(h) for h in (*at.label, *at.named)})
+    return known[1]
+
+
+def _track_phrase(had: Collection[Track], pairs: Sequence[Track]) -> tuple[str, str]:
+    """A build of the tracks `pairs` (sorted pairs) on a hex holding `had`, as with_texts words
+    it: (a, b) of "{who}{a}{where}{b}{price}", the price "$" and the cost on an empty hex and
+    money(cost) on another."""
+    name = TILE_NAMES.get(_tile(pairs) or "")
+    if not had:
+        if len(pairs) == 1:
+            a, b = pairs[0]
+            return f" builds {PIECE_NAMES[3 - abs(3 - abs(a - b))]} ", " for "
+        return f" builds {name or 'track'} ", " for "
+    if not set(had) <= set(pairs):
+        return " redirects the track ", f" into {name or 'new track'} for "
+    added = [t for t in pairs if t not in had]
+    if not added:
+        return " upgrades the track ", f" to {name or 'new track'} for "
+    pieces = and_list(PIECE_NAMES.get(min((b - a) % 6, (a - b) % 6), "track") for a, b in added)
+    made = f", making {name}," if name else ""
+    return f" adds {pieces} to the track ", f"{made} for "
+
+
+def _town_phrase(had: Collection[int], exits: Sequence[int],
+                 compass: tuple[str, ...]) -> tuple[str, str]:
+    """Town exits `exits` built on a town holding the exits `had`, as with_texts words it: (a, b)
+    of "{who}{a}{town}{b}{price}", `compass` the map's name of each edge (Places)."""
+    def heading(edges: Iterable[int]) -> str:
+        return and_list(compass[e] for e in sorted(edges))
+    if not had:
+        return " builds track out of ", f" heading {heading(exits)} for "
+    added = [e for e in exits if e not in had]
+    if added:
+        return " adds track out of ", f" heading {heading(added)} for "
+    return " rebuilds the track out of ", f" to head {heading(exits)} for "
 
 
 class _BuildWords:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 
 import orjson
 
-from service.engine import game, words
+from service.engine import words
 from service.engine.layout import State
 
 DIGEST_BYTES = 16  # hex of an 8-byte BLAKE2b: collisions matter only within one version
@@ -37,7 +37,7 @@ def digest(state: bytes) -> bytes:
 
 def body(state: State, seat: int, version: int) -> bytes:
     """The answer of GET legal-moves for `seat` at `version`: every move with its words."""
-    moves = words.with_texts(state, seat, game.legal_moves(state, seat))
+    moves = words.listing(state, seat)
     return orjson.dumps({"version": version, "seat": seat, "phase": state["phase"], "moves": moves})
 
 

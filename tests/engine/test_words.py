@@ -7,13 +7,14 @@ from __future__ import annotations
 import random
 import re
 
+import orjson
 import pytest
 
 from service.engine import game
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.places import places
 from service.engine.playout import play_random_game
-from service.engine.words import Teller, with_texts
+from service.engine.words import Teller, listing, with_texts
 
 COORDINATES = re.compile(r"\(|-?\d+\s*,\s*-?\d+\s*\)|\bq\b|\br\b")
 NAMES = ["Ann", "Bob", "Cat", "Dan"]
@@ -37,6 +38,8 @@ def test_every_move_event_and_entry_of_random_games_is_in_words(map_id: str) -> 
         name = before["players"][seat]["name"]
         listed = with_texts(before, seat, options)
         assert [{k: v for k, v in m.items() if k != "text"} for m in listed] == options
+        # The listing worded as it is made answers the same JSON, byte for byte.
+        assert orjson.dumps(listing(before, seat)) == orjson.dumps(listed)
         for m, plain in zip(listed, options, strict=True):
             check(m["text"], name, m)
             seen_moves.add(m["type"])

@@ -13,9 +13,9 @@ network it was built with current, so no step reads a stale network or rebuilds 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -240,24 +240,79 @@ class BuildPlan:
 EdgeRow = tuple[tuple[Hex, EdgeStatus | None, tuple[Hex, int]], ...]
 
 
+@dataclass(frozen=True)
+class HexEdges:
+    """A hex's edges as the map alone tells them (worked out once per map, _edge_table): its
+    EdgeRow; its statuses where nothing the state holds comes into it (an edge the state
+    decides taken as "free", a closed one as "closed"); and the edges the state may change,
+    as (edge, neighbour, the facing track end's key, whether the edge is closed)."""
+
+    row: EdgeRow
+    settled: Status
+    unsettled: tuple[tuple[int, Hex, tuple[Hex, int], bool], ...]
+
+
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
-                  table: dict[Hex, EdgeRow] | None = None,
+                  table: dict[Hex, HexEdges] | None = None,
                   closable_hexes: frozenset[Hex] | None = None, memo: dict | None = None) -> Status:
     """What lies across each edge of h, as the builder of seat sees it: off, closed, city,
     free, own, unowned (whose route runs back to a city or a town where seat has track),
     stranded (other unowned track) or opponent. `table` and `closable_hexes` are the map's, when
     the caller keeps them (_edge_table, _closable_table), and `memo` the walks of an unchanged
-    network (BuildContext.walks); the listing asks this of every candidate hex."""
-    row = (_edge_table(rules.map) if table is None else table).get(h) or _edge_row(rules.map, h)
-    # The hook is asked only about the edges the map may ever close (none on a map that keeps
-    # the base hook), not six times per hex.
-    closable = (rules.closable_edges(h) if h in (
-        _closable_table(rules) if closable_hexes is None else closable_hexes) else NO_EDGES)
+    network (BuildContext.walks)."""
+    return edge_statuses_of(state, rules, net, seat, [h], table, closable_hexes, memo)[0]
+
+
+def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes: Sequence[Hex],
+                     table: dict[Hex, HexEdges] | None = None,
+                     closable_hexes: frozenset[Hex] | None = None,
+                     memo: dict | None = None) -> list[Status]:
+    """edge_statuses of each of `hexes`, in one go: the listing asks it of every candidate hex,
+    so only the edges the state may change are looked at."""
+    board = rules.map
+    table = _edge_table(board) if table is None else table
+    closable_hexes = _closable_table(rules) if closable_hexes is None else closable_hexes
+    cities, ends, owners = net.cities, net.end_index, net.owner
+    # Most edges the state may change lead to a hex with neither a stop nor track: one look
+    # (for one hex, its neighbours: looked at each).
+    near = cities.union(net.by_hex) if len(hexes) != 1 else set(around(hexes[0]))
+    found: list[Status] = []
+    for h in hexes:
+        edges = table.get(h) or _hex_edges(board, h)
+        # The hook is asked only about the edges the map may ever close (none on a map that
+        # keeps the base hook), not six times per hex.
+        if h in closable_hexes:
+            closable = rules.closable_edges(h)
+            if closable:
+                found.append(_statuses_closable(state, rules, net, seat, h, edges.row, closable,
+                                                memo))
+                continue
+        out: list[EdgeStatus] | None = None
+        for edge, n, facing, closed in edges.unsettled:
+            if n not in near:
+                continue
+            if n in cities:  # a stop made there (a new city, a map's trackless stop)
+                status: EdgeStatus = "city"
+            elif closed or facing not in ends:
+                continue
+            else:
+                owner = owners[ends[facing]]
+                status = ("own" if owner == seat else "opponent" if owner is not None
+                          else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
+            if out is None:
+                out = list(edges.settled)
+            out[edge] = status
+        found.append(edges.settled if out is None else tuple(out))
+    return found
+
+
+def _statuses_closable(state: State, rules: Rules, net: Network, seat: int, h: Hex, row: EdgeRow,
+                       closable: tuple[int, ...], memo: dict | None) -> Status:
+    """edge_statuses of a hex with an edge the map may close, edge by edge."""
     cities, ends, owners = net.cities, net.end_index, net.owner
     out: list[EdgeStatus] = []
     for edge, (n, known, facing) in enumerate(row):
-        if closable and known != "off" and edge in closable and rules.edge_closed(
-                state, seat, h, edge):
+        if known != "off" and edge in closable and rules.edge_closed(state, seat, h, edge):
             out.append("closed")
         elif known is None or known == "closed":  # a stop may be made there, or track lead
             if n in cities:
@@ -292,23 +347,28 @@ def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = No
 
 
 _IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
-_EDGES: dict[int, tuple[object, dict[Hex, EdgeRow]]] = {}
+_EDGES: dict[int, tuple[object, dict[Hex, HexEdges]]] = {}
 
 
-def _edge_table(board) -> dict[Hex, EdgeRow]:
-    """The EdgeRow of every hex of the map, worked out once per map."""
+def _edge_table(board) -> dict[Hex, HexEdges]:
+    """The HexEdges of every hex of the map, worked out once per map."""
     known = _EDGES.get(id(board))
     if known is None or known[0] is not board:
-        known = (board, {h: _edge_row(board, h) for h in board.terrain})
+        known = (board, {h: _hex_edges(board, h) for h in board.terrain})
         _EDGES[id(board)] = known
     return known[1]
 
 
-def _edge_row(board, h: Hex) -> EdgeRow:
+def _hex_edges(board, h: Hex) -> HexEdges:
     impassable = _impassable(board)
-    return tuple((n, "off" if n not in board.terrain else "city" if n in board.cities
-                  else "closed" if n in impassable else None, (n, (edge + 3) % 6))
-                 for edge, n in enumerate(around(h)))
+    row: EdgeRow = tuple((n, "off" if n not in board.terrain else "city" if n in board.cities
+                          else "closed" if n in impassable else None, (n, (edge + 3) % 6))
+                         for edge, n in enumerate(around(h)))
+    settled: Status = tuple(known or "free" for _, known, _ in row)
+    unsettled = tuple((edge, n, facing, known == "closed")
+                      for edge, (n, known, facing) in enumerate(row)
+                      if known is None or known == "closed")
+    return HexEdges(row, settled, unsettled)
 
 
 _CLOSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
@@ -469,7 +529,7 @@ def judge_price(ctx: BuildContext, site: Site, geo: Geometry) -> tuple[int, str,
         tile, disk_delta = _town_tile(geo, site, lambda t: tile_left(supply, old_tile, t))
         cost = geo.base_cost
     else:
-        tile, disk_delta, cost = geo.tile, 0, _track_cost(ctx, site, geo)
+        tile, disk_delta, cost = geo.tile, 0, _track_cost(ctx, site.hex, site.old_tile, geo)
     if not tile_left(supply, old_tile, tile):
         return S.Refusal("TILE_UNAVAILABLE", f"no {tile} tile is left", tile=tile)
     if disk_delta > 0 and supply[T.DISK] <= 0:
@@ -501,17 +561,17 @@ def _town_tile(geo: S.TownGeometry, site: Site, left: Callable[[str], bool]) -> 
     return tile, int(shape.uses_disk) - old_disk
 
 
-def _track_cost(ctx: BuildContext, site: Site, geo: S.TrackGeometry) -> int:
-    """What a track tile costs on this hex: a redirect, an upgrade or a new tile (the same for
-    every shape of one kind of build, geo.pricing)."""
-    state, rules, h = ctx.state, ctx.rules, site.hex
+def _track_cost(ctx: BuildContext, h: Hex, old_tile: str | None, geo: S.TrackGeometry) -> int:
+    """What a track tile costs on hex h, holding old_tile: a redirect, an upgrade or a new tile
+    (the same for every shape of one kind of build, geo.pricing)."""
+    state, rules = ctx.state, ctx.rules
     b = R.BUILD_COSTS
     if geo.redirect_from is not None:
         return rules.replace_cost(state, h, b["redirect"])
     if geo.upgrade:
-        assert site.old_tile is not None  # track on the hex came with its tile
+        assert old_tile is not None  # track on the hex came with its tile
         base = (b["upgrade_to_crossing_from_simple"]
-                if geo.kind == "crossing" and T.TILE_KIND[site.old_tile] == "simple"
+                if geo.kind == "crossing" and T.TILE_KIND[old_tile] == "simple"
                 else b["upgrade_other"])
         return rules.replace_cost(state, h, base)
     return rules.new_tile_cost(state, h, geo.kind)
@@ -525,10 +585,12 @@ def _closes_loop(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | 
     return net.closes_loop(h, list(pieces), through, memo)
 
 
-def _closes_loop_listed(ctx: BuildContext, site: Site, geo: Geometry) -> bool:
-    """_closes_loop, for the listing: where the track beyond each joined end is known not to
-    come back to the hex (net.end_beyond), the verdict needs no walk with the new pieces."""
-    net, h, memo = ctx.net, site.hex, ctx.walks
+def _closes_loop_listed(ctx: BuildContext, h: Hex, old: dict[Piece, int | None],
+                        geo: Geometry) -> bool:
+    """_closes_loop, for the listing, on hex h holding `old`: where the track beyond each joined
+    end is known not to come back to the hex (net.end_beyond), the verdict needs no walk with
+    the new pieces."""
+    net, memo = ctx.net, ctx.walks
     for j in geo.joined:
         if isinstance(j, int):  # a town exit: its route starts at the town on h
             end = net.end_beyond(h, j, memo)
@@ -545,7 +607,7 @@ def _closes_loop_listed(ctx: BuildContext, site: Site, geo: Geometry) -> bool:
             return True
     else:
         return False
-    return _closes_loop(net, h, geo, hex_pieces(h, geo, site.old, ctx.seat), memo)
+    return _closes_loop(net, h, geo, hex_pieces(h, geo, old, ctx.seat), memo)
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -599,25 +661,58 @@ def apply_urbanize(ctx: BuildContext, h: Hex, letter: str, events: list[Event]) 
 def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
     """Every hex where a build could connect (next to a city, on track, or next to track) and
     that check_hex accepts, but for the tiles left."""
-    found: set[Hex] = set()
-    for c in net.cities:
+    board = rules.map
+    found = set(_next_to_cities(board))
+    for c in net.cities - board.cities.keys():  # new cities, a map's trackless stops
         found.update(around(c))
-    for p in net.owner:
-        found.add(p[0])
-        for e in (p[1], p[2]):
-            if e != CENTRE:
-                found.add(around(p[0])[e])
+    found.update([h for h, on_hex in net.by_hex.items() if on_hex])
+    found.update([around(h)[e] for h, e in net.end_index])
     found -= {parse_key(k) for k in open_build_turn(state)["built"]}
     found -= net.cities
-    found -= _impassable(rules.map)
-    terrain = rules.map.terrain
+    found -= _impassable(board)
+    terrain = board.terrain
     # A map that keeps the base hook closes no hex: skip asking it once per hex.
     if type(rules).hex_closed is BaseRules.hex_closed:
-        return sorted(h for h in found if h in terrain)
-    return sorted(h for h in found if h in terrain and not rules.hex_closed(state, h))
+        return sorted(terrain.keys() & found)
+    return sorted(h for h in terrain.keys() & found if not rules.hex_closed(state, h))
 
 
-def legal(state: State, rules: Rules, seat: int) -> list[Move]:
+_NEXT_TO_CITIES: dict[int, tuple[object, frozenset[Hex]]] = {}
+
+
+def _next_to_cities(board) -> frozenset[Hex]:
+    """The hexes next to a city of the map: once per map."""
+    known = _NEXT_TO_CITIES.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, frozenset(n for c in board.cities for n in around(c)))
+        _NEXT_TO_CITIES[id(board)] = known
+    return known[1]
+
+
+# What words give a hex's builds: who builds, where the hex is as its builds name it, per
+# shape of its listing the words (a, b) around that, and the prices (per kind of build for
+# track, per set of exits for a town). A build's text is who + a + where + b + price.
+HexWords = tuple[str, str, Sequence[tuple[str, str]], Sequence[str | None]]
+
+
+class BuildWords(Protocol):
+    """The words of the builds a listing names (words.ListedBuilds), for a listing made to be
+    answered (words.listing): asked once per hex, for every shape of its listing, and joined
+    for each move kept (the hot loop: one string made per move, no list per hex)."""
+
+    def track_words(self, h: Hex, old_tracks: frozenset[T.Track], listing: S.TrackListing,
+                    costs: Sequence[int | None]) -> HexWords:
+        """The words of a track hex's builds, a price per kind of build (None: not priced)."""
+        ...
+
+    def town_words(self, h: Hex, old_exits: frozenset[int], listing: S.TownListing,
+                   extra: int) -> HexWords:
+        """The words of a town's builds, a price per set of exits with the surcharge `extra`."""
+        ...
+
+
+def legal(state: State, rules: Rules, seat: int, words: BuildWords | None = None) -> list[Move]:
+    """The build turn's moves; with `words`, each build has its text (words.listing)."""
     ctx = BuildContext(state, rules, seat)
     net = ctx.net
     build = open_build_turn(state)
@@ -629,17 +724,21 @@ def legal(state: State, rules: Rules, seat: int) -> list[Move]:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
                              for h in sorted(net.towns))
     if build["tiles_left"] > 0:
-        list_builds(ctx, moves)
+        list_builds(ctx, moves, words)
     moves.extend(rules.extra_build_moves(state, seat))
     moves.append({"type": "end_build"})
     return moves
 
 
-def list_builds(ctx: BuildContext, moves: list[Move]) -> None:
+def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None = None) -> None:
     """Appends every build the seat may make, judged by the rules judge_price applies, in the
     order that makes each rule cheapest: the tiles left once per listing, the cost and cash
     once per kind of build on a hex, the loop check per shape. The hot loop of the engine:
-    the listing of a build turn names a few hundred moves."""
+    the listing of a build turn names a few hundred moves.
+
+    With `words` the moves are made to be answered (words.listing): each has its text, and
+    they share what they can, read-only (the hex's object between the builds of a hex, the
+    listing's tracks and exits as tuples); without, every move is a JSON value of its own."""
     state, seat, net = ctx.state, ctx.seat, ctx.net
     supply = state["supply"]
     left = {t for t in supply if tile_left(supply, None, t)}
@@ -647,36 +746,69 @@ def list_builds(ctx: BuildContext, moves: list[Move]) -> None:
     extra = ctx.extra
     budget = state["players"][seat]["cash"] - extra  # the most a tile may cost before the surcharge
     owns = net.owns_track(seat)
+    towns, by_hex, owners, tiles = net.towns, net.by_hex, net.owner, state["tiles"]
+    new_tile_cost = ctx.rules.new_tile_cost
     # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
-    for h in candidate_hexes(state, ctx.rules, net):
-        site = ctx.site(h)
-        old, old_tile = site.old, site.old_tile
+    hexes = candidate_hexes(state, ctx.rules, net)
+    statuses = edge_statuses_of(state, ctx.rules, net, seat, hexes, ctx._edges, ctx._closable,
+                                ctx.walks)
+    for h, status in zip(hexes, statuses, strict=True):
+        if h in by_hex and by_hex[h]:  # what the hex holds, with owners, and its tile
+            old, old_tile = {p: owners[p] for p in by_hex[h]}, tiles.get(key(h))
+        else:
+            old, old_tile = {}, None
         q, r = h
-        if h in net.towns:
+        if h in towns:
             old_exits = frozenset(p[1] for p in old)
-            mine = any(o == seat for o in old.values())
-            old_disk = bool(old_tile) and T.TOWN_SHAPES[old_exits].uses_disk
-            for tiles, uses_disk, base, exits, town in S.town_listing(
-                    old_exits, mine, site.status, owns).shapes:
-                if base > budget or not any(t in left or t == old_tile for t in tiles) or (
-                        uses_disk and not old_disk and not disks) or (
-                        town is not None and _closes_loop_listed(ctx, site, town)):
+            town_listing = S.town_listing(old_exits, seat in old.values(), status, owns)
+            if not town_listing.shapes:
+                continue
+            at: Any = None if words is None else {"q": q, "r": r}  # the hex of its worded moves
+            # A shape that takes a disk is out when none is left and the hex gives none back.
+            no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
+            if words is not None:
+                who, town_name, phrases, prices = words.town_words(h, old_exits, town_listing,
+                                                                   extra)
+            for i, (tiles_made, uses_disk, base, exits, town) in enumerate(town_listing.shapes):
+                if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
+                        uses_disk and no_disk) or (
+                        town is not None and _closes_loop_listed(ctx, h, old, town)):
                     continue
-                moves.append({"type": "build", "hex": {"q": q, "r": r},
-                              "town_exits": list(exits), "cost": base + extra})
+                if words is None:
+                    moves.append({"type": "build", "hex": {"q": q, "r": r},
+                                  "town_exits": list(exits), "cost": base + extra})
+                else:
+                    a, b = phrases[i]
+                    moves.append({"type": "build", "hex": at, "town_exits": exits,  # type: ignore[typeddict-item]
+                                  "cost": base + extra, "text": f"{who}{a}{town_name}{b}{prices[i]}"})
             continue
-        listing = (S.track_listing(frozenset((p[1], p[2]) for p in old), _turnable(old, seat),
-                                   site.status, owns) if old
-                   else S.track_listing(NOTHING, NOTHING, site.status, owns))
-        # What each kind of build costs here with the surcharge, None beyond the seat's cash.
+        old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
+        listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING, status,
+                                  owns)
+        if not listing.shapes:
+            continue
+        # What each kind of build costs here with the surcharge, None beyond the seat's cash
+        # (on an empty hex every kind is a new tile: _track_cost's new_tile_cost).
         costs: list[int | None] = []
         for geo in listing.kinds:
-            base = _track_cost(ctx, site, geo)
-            costs.append(base + extra if base <= budget else None)
-        for k, tile, edges, loop_geo in listing.shapes:
+            base = _track_cost(ctx, h, old_tile, geo) if old else new_tile_cost(state, h, geo.kind)
+            costs.append(None if base > budget else base + extra)
+        if words is not None:
+            at = {"q": q, "r": r}
+            who, where, phrases, prices = words.track_words(h, old_tracks, listing, costs)
+            for (k, tile, _, pairs, loop_geo), (a, b) in zip(listing.shapes, phrases,
+                                                             strict=True):
+                cost = costs[k]
+                if cost is None or (tile not in left and tile != old_tile) or (
+                        loop_geo is not None and _closes_loop_listed(ctx, h, old, loop_geo)):
+                    continue
+                moves.append({"type": "build", "hex": at, "tracks": pairs,  # type: ignore[typeddict-item]
+                              "cost": cost, "text": f"{who}{a}{where}{b}{prices[k]}"})
+            continue
+        for k, tile, edges, _, loop_geo in listing.shapes:
             cost = costs[k]
             if cost is None or (tile not in left and tile != old_tile) or (
-                    loop_geo is not None and _closes_loop_listed(ctx, site, loop_geo)):
+                    loop_geo is not None and _closes_loop_listed(ctx, h, old, loop_geo)):
                 continue
             # Unrolled: a tile holds one track or two, and this runs for every move listed.
             tracks = ([[edges[0], edges[1]]] if len(edges) == 2

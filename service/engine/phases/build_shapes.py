@@ -332,9 +332,9 @@ class TrackListing:
 
     kinds: tuple[TrackGeometry, ...]  # one geometry of each pricing, in the order met
     # Per shape, in track_options' order: its index in `kinds`, its tile, the edges of its
-    # tracks in the move's order (flat: (a, b) or (a, b, c, d)), and its geometry when it may
-    # close a loop (None when it cannot).
-    shapes: tuple[tuple[int, str, tuple[int, ...], TrackGeometry | None], ...]
+    # tracks in the move's order (flat: (a, b) or (a, b, c, d)), the tracks as pairs (the
+    # move's form, as tuples), and its geometry when it may close a loop (None when it cannot).
+    shapes: tuple[tuple[int, str, tuple[int, ...], tuple[Track, ...], TrackGeometry | None], ...]
 
 
 @lru_cache(maxsize=1 << 15)
@@ -355,7 +355,7 @@ def _track_listing(old_tracks: frozenset[Track], turnable: frozenset[Track], sta
         k = index.setdefault(geo.pricing, len(kinds))
         if k == len(kinds):
             kinds.append(geo)
-        shapes.append((k, geo.tile, tuple(e for pair in geo.pairs for e in pair),
+        shapes.append((k, geo.tile, tuple(e for pair in geo.pairs for e in pair), geo.pairs,
                        geo if geo.joined else None))
     return TrackListing(tuple(kinds), tuple(shapes))
 
