@@ -214,7 +214,7 @@ class Network:
         """Where the track beyond h's edge leads on the network as it is, kept in `memo` (one
         per unchanged network); None when that track comes back to h, whose pieces a build
         changes (only a walk with them can tell then)."""
-        known = self._beyond(h, edge, memo)
+        known = memo.get((h, edge)) or self._beyond(h, edge, memo)  # asked once per loop check
         return None if h in known[1] else known[0]
 
     def far_end(self, h: Hex, edge: int, memo: dict | None = None) -> End:

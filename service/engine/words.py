@@ -14,7 +14,9 @@ worded as it is made (the answer of GET legal-moves).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
+
+import orjson
 
 from service.engine import game
 from service.engine.hexgrid import Hex, key
@@ -260,68 +262,108 @@ def _texts(teller: Teller, state: State, seat: int, moves: Sequence[GivenMove]) 
     return out
 
 
-def listing(state: State, seat: int) -> list[dict[str, Any]]:
-    """with_texts(state, seat, game.legal_moves(state, seat)), word for word, worked out in one
-    go: in a build turn the builds (hundreds of them) are worded as the listing makes them,
-    from what it knows there (the hex, what it holds, each shape of the surrounding), with the
-    words of each shape kept per listing of a surrounding (ListedBuilds)."""
+def listing(state: State, seat: int) -> list[Any]:
+    """with_texts(state, seat, game.legal_moves(state, seat)), to be serialized (orjson) into the
+    same JSON, worked out in one go: in a build turn the builds (hundreds of them) are worded
+    and written as the listing makes them, from what it knows there (the hex, what it holds,
+    each shape of the surrounding), each one its JSON text already (an orjson.Fragment: no dict
+    per move, nothing left for orjson to do), with the words of each shape kept per listing of
+    a surrounding (ListedBuilds). The other moves are dicts, worded as with_texts words them."""
     if state["phase"] != "build" or game.active_seat(state) != seat:
         return with_texts(state, seat, game.legal_moves(state, seat))
-    teller = Teller.of(state)
-    moves: list[Any] = build.legal(state, rules_for(state["map"]), seat,
-                                   ListedBuilds(teller, teller.who(seat)))
-    rest = [m for m in moves if "text" not in m]  # urbanize, the map's own, end_build
-    for move, text in zip(rest, _texts(teller, state, seat, rest), strict=True):
-        move["text"] = text
-    return moves
+    return build.legal(state, rules_for(state["map"]), seat, ListedBuilds(state, seat))
 
 
-# The words of each shape of a listing of build_shapes, (a, b) per shape: they depend on the
-# listing alone (kept per surrounding), and a town's on the map's compass too. Kept per listing
-# while it is; the bound only guards memory.
-Phrases = tuple[tuple[str, str], ...]
+def _in_json(text: str) -> str:
+    """`text` as a JSON string holds it, quotes left off, escaped as orjson escapes: each
+    character on its own, so the escaped pieces of a text join into the escaped text."""
+    return orjson.dumps(text).decode()[1:-1]
+
+
+# The JSON of each shape of a listing of build_shapes, in three pieces around where the hex is
+# and the price (ListedBuilds): they depend on the listing alone (kept per surrounding), and a
+# town's on the map's compass too. Kept per listing while it is; the bound only guards memory.
+Phrases = tuple[tuple[str, str, str], ...]
 _TRACK_PHRASES: dict[int, tuple[TrackListing, Phrases]] = {}
 _TOWN_PHRASES: dict[tuple[int, tuple[str, ...]], tuple[TownListing, Phrases]] = {}
 _PHRASES_KEPT = 1 << 15
 
 
 class ListedBuilds:
-    """The words of a build listing's builds as the listing makes them (build.BuildWords): the
-    sentences of with_texts, "{who}{a}{where}{b}{price}", with (a, b) per shape of the listing
-    (_track_phrase, _town_phrase)."""
+    """The builds of a listing as the answer writes them, made as the listing makes them
+    (build.BuildWords). A build's JSON is with_texts' move serialized,
 
-    def __init__(self, teller: Teller, who: str) -> None:
-        self.who, self.places = who, teller.places
-        self.where = _wheres(teller.places)
+        {"type":"build","hex":{"q":Q,"r":R},"tracks":[[A,B]],"cost":C,"text":"TEXT"}
+
+    (town_exits for a town), TEXT the sentence "{who}{a}{where}{b}{price}" of with_texts with
+    (a, b) per shape (_track_phrase, _town_phrase). It is joined from pieces kept as far out as
+    they are shared: per hex its head (up to the tracks) and where it is; per shape of the
+    surrounding's listing its tracks to `"cost":`, a and b; per price the cost to who and the
+    price to the end. Every piece is escaped on its own (_in_json). The turn's other moves
+    (urbanize, the map's own, end_build) stay dicts and get their texts as with_texts's."""
+
+    def __init__(self, state: State, seat: int) -> None:
+        self.state, self.seat = state, seat
+        self.teller = teller = Teller.of(state)
+        self.places = teller.places
+        self.hexes = _hex_pieces(teller.places)
+        self.after_cost = f',"text":"{_in_json(teller.who(seat))}'
+        # The pieces each cost makes (_price), on an empty hex and on one with track.
+        self.priced: tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]] = ({}, {})
+        # orjson's stub types a Fragment as a tuple; it is made of JSON text.
+        self.answer = cast(Callable[[str], Any], orjson.Fragment)
 
     def track_words(self, h: Hex, old_tracks: frozenset[Track], listing: TrackListing,
-                    costs: Sequence[int | None]) -> tuple[str, str, Phrases, list[str | None]]:
+                    costs: Sequence[int | None]) -> build.HexWords:
         known = _TRACK_PHRASES.get(id(listing))
         phrases = known[1] if known is not None and known[0] is listing else _track_phrases(
             listing, old_tracks)
-        # On an empty hex with_texts writes "$" and the cost, as Teller.build does for a cost
-        # that is not below 0 (no build's is).
+        priced = self.priced[bool(old_tracks)]
         if len(costs) == 1:  # one kind of build on the hex, as on most
             cost = costs[0]
-            prices = [None if cost is None else f"${cost}" if not old_tracks else money(cost)]
+            prices: list[tuple[str, str] | None] = [
+                None if cost is None else priced.get(cost) or self._price(cost, bool(old_tracks))]
         else:
-            prices = [None if c is None else f"${c}" if not old_tracks else money(c) for c in costs]
-        return self.who, self.where.get(h) or self.places.where(h), phrases, prices
+            prices = [None if c is None else priced.get(c) or self._price(c, bool(old_tracks))
+                      for c in costs]
+        head, _, where, _ = self.hexes.get(h) or self._pieces(h)
+        return head, where, phrases, prices
 
     def town_words(self, h: Hex, old_exits: frozenset[int], listing: TownListing,
-                   extra: int) -> tuple[str, str, Phrases, list[str]]:
+                   extra: int) -> build.HexWords:
         compass = self.places.edge_direction
         known = _TOWN_PHRASES.get((id(listing), compass))
         phrases = known[1] if known is not None and known[0] is listing else _town_phrases(
             listing, old_exits, compass)
-        prices = [money(base + extra) for _, _, base, _, _ in listing.shapes]
-        return self.who, self.places.name(h), phrases, prices
+        priced = self.priced[True]
+        prices = [priced.get(base + extra) or self._price(base + extra, True)
+                  for _, _, base, _, _ in listing.shapes]
+        _, head, _, town = self.hexes.get(h) or self._pieces(h)
+        return head, town, phrases, prices
+
+    def word(self, moves: list[Any]) -> None:
+        for move, text in zip(moves, _texts(self.teller, self.state, self.seat, moves),
+                              strict=True):
+            move["text"] = text
+
+    def _price(self, cost: int, had: bool) -> tuple[str, str]:
+        """The pieces of a build's JSON its cost makes: up to who builds, and the price to the
+        end. On an empty hex with_texts writes "$" and the cost, as Teller.build does for a
+        cost that is not below 0 (no build's is), on another money(cost)."""
+        price = money(cost) if had else f"${cost}"
+        pieces = self.priced[had][cost] = (f"{cost}{self.after_cost}", f'{_in_json(price)}"}}')
+        return pieces
+
+    def _pieces(self, h: Hex) -> HexPieces:
+        pieces = self.hexes[h] = _hex_piece(self.places, h)
+        return pieces
 
 
 def _track_phrases(listing: TrackListing, old_tracks: frozenset[Track]) -> Phrases:
     if len(_TRACK_PHRASES) >= _PHRASES_KEPT:
         _TRACK_PHRASES.clear()
-    phrases = tuple(_track_phrase(old_tracks, pairs) for _, _, _, pairs, _ in listing.shapes)
+    phrases = tuple(_shape_pieces(pairs, _track_phrase(old_tracks, pairs))
+                    for _, _, _, pairs, _ in listing.shapes)
     _TRACK_PHRASES[id(listing)] = (listing, phrases)
     return phrases
 
@@ -330,20 +372,37 @@ def _town_phrases(listing: TownListing, old_exits: frozenset[int],
                   compass: tuple[str, ...]) -> Phrases:
     if len(_TOWN_PHRASES) >= _PHRASES_KEPT:
         _TOWN_PHRASES.clear()
-    phrases = tuple(_town_phrase(old_exits, exits, compass) for _, _, _, exits, _ in listing.shapes)
+    phrases = tuple(_shape_pieces(exits, _town_phrase(old_exits, exits, compass))
+                    for _, _, _, exits, _ in listing.shapes)
     _TOWN_PHRASES[(id(listing), compass)] = (listing, phrases)
     return phrases
 
 
-_WHERE: dict[int, tuple[Places, dict[Hex, str]]] = {}
+def _shape_pieces(made: object, phrase: tuple[str, str]) -> tuple[str, str, str]:
+    """A shape's pieces of its builds' JSON: what it makes (tracks or exits) up to the cost,
+    and its words around where the hex is."""
+    a, b = phrase
+    return f'{orjson.dumps(made).decode()},"cost":', _in_json(a), _in_json(b)
 
 
-def _wheres(at: Places) -> dict[Hex, str]:
-    """Places.where of every hex of a map, worked out once per map."""
-    known = _WHERE.get(id(at))
+# A hex's builds' JSON up to the tracks, and up to the exits; where it is (a track's words),
+# and its name (a town's); escaped.
+HexPieces = tuple[str, str, str, str]
+_HEX_PIECES: dict[int, tuple[Places, dict[Hex, HexPieces]]] = {}
+
+
+def _hex_pieces(at: Places) -> dict[Hex, HexPieces]:
+    """Per hex of a map, the pieces of its builds' JSON (_hex_piece), filled as hexes are
+    listed: kept per map."""
+    known = _HEX_PIECES.get(id(at))
     if known is None or known[0] is not at:
-        known = _WHERE[id(at)] = (at, {h: at.where(h) for h in (*at.label, *at.named)})
+        known = _HEX_PIECES[id(at)] = (at, {})
     return known[1]
+
+
+def _hex_piece(at: Places, h: Hex) -> HexPieces:
+    head = f'{{"type":"build","hex":{{"q":{h[0]},"r":{h[1]}}},'
+    return f'{head}"tracks":', f'{head}"town_exits":', _in_json(at.where(h)), _in_json(at.name(h))
 
 
 def _track_phrase(had: Collection[Track], pairs: Sequence[Track]) -> tuple[str, str]:

@@ -141,3 +141,24 @@ def test_a_history_entry_is_told_by_its_own_event() -> None:
     assert teller.entry(seat, {"type": "resign"}, []) == f"{NAMES[seat]} resigns"
     undo = {"type": "move_undone", "seat": seat, "version": 3, "move": move}
     assert teller.entry(seat, {"type": "undo"}, [undo]) == f"{NAMES[seat]} takes back the move of version 3"
+
+
+def test_a_listing_written_as_json_escapes_names_as_orjson_does() -> None:
+    # The builds of a listing are written from pieces escaped one by one (words.ListedBuilds):
+    # names that need escaping, and places that are not ASCII (Berlin's), read the same.
+    names = ['Ann "the" \\ builder', "Bö\nb\x01", "Cat \u2028 ü", "Dan"]
+    state = game.new_game("berlin", names, seed="escapes")
+    for seated in state["players"]:
+        seated["cash"] = 60
+    chooser = random.Random(3)
+    builds = 0
+    while builds < 6 and not game.is_finished(state):
+        seat = game.active_seat(state)
+        assert seat is not None
+        options = game.legal_moves(state, seat)
+        if state["phase"] == "build":
+            builds += 1
+            assert orjson.dumps(listing(state, seat)) == orjson.dumps(
+                with_texts(state, seat, options))
+        state, _ = game.play(state, seat, chooser.choice(options))
+    assert builds == 6

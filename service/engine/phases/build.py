@@ -13,7 +13,7 @@ network it was built with current, so no step reads a stale network or rebuilds 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -37,6 +37,8 @@ MOVE_TYPES = ("build", "urbanize", "end_build")
 Geometry = S.TrackGeometry | S.TownGeometry
 NOTHING: frozenset = frozenset()
 NO_EDGES: tuple[int, ...] = ()
+# What an empty hex holds, for the listing, which only reads it (a dict per hex else).
+NO_PIECES: dict[Piece, int | None] = {}
 
 
 # -- the context of a build --------------------------------------------------------------------
@@ -243,13 +245,11 @@ EdgeRow = tuple[tuple[Hex, EdgeStatus | None, tuple[Hex, int]], ...]
 @dataclass(frozen=True)
 class HexEdges:
     """A hex's edges as the map alone tells them (worked out once per map, _edge_table): its
-    EdgeRow; its statuses where nothing the state holds comes into it (an edge the state
-    decides taken as "free", a closed one as "closed"); and the edges the state may change,
-    as (edge, neighbour, the facing track end's key, whether the edge is closed)."""
+    EdgeRow, and its statuses where nothing the state holds comes into it (an edge the state
+    decides taken as "free", a closed one as "closed")."""
 
     row: EdgeRow
     settled: Status
-    unsettled: tuple[tuple[int, Hex, tuple[Hex, int], bool], ...]
 
 
 def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
@@ -260,55 +260,61 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
     stranded (other unowned track) or opponent. `table` and `closable_hexes` are the map's, when
     the caller keeps them (_edge_table, _closable_table), and `memo` the walks of an unchanged
     network (BuildContext.walks)."""
-    return edge_statuses_of(state, rules, net, seat, [h], table, closable_hexes, memo)[0]
-
-
-def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes: Sequence[Hex],
-                     table: dict[Hex, HexEdges] | None = None,
-                     closable_hexes: frozenset[Hex] | None = None,
-                     memo: dict | None = None) -> list[Status]:
-    """edge_statuses of each of `hexes`, in one go: the listing asks it of every candidate hex,
-    so only the edges the state may change are looked at."""
-    board = rules.map
-    table = _edge_table(board) if table is None else table
+    edges = (table.get(h) if table is not None else None) or _hex_edges(rules.map, h)
     closable_hexes = _closable_table(rules) if closable_hexes is None else closable_hexes
-    cities, ends, owners = net.cities, net.end_index, net.owner
-    # Most edges the state may change lead to a hex with neither a stop nor track: one look
-    # (for one hex, its neighbours: looked at each).
-    near = cities.union(net.by_hex) if len(hexes) != 1 else set(around(hexes[0]))
-    found: list[Status] = []
-    for h in hexes:
-        edges = table.get(h) or _hex_edges(board, h)
-        # The hook is asked only about the edges the map may ever close (none on a map that
-        # keeps the base hook), not six times per hex.
-        if h in closable_hexes:
-            closable = rules.closable_edges(h)
-            if closable:
-                found.append(_statuses_closable(state, rules, net, seat, h, edges.row, closable,
-                                                memo))
-                continue
-        out: list[EdgeStatus] | None = None
-        for edge, n, facing, closed in edges.unsettled:
-            if n not in near:
-                continue
-            if n in cities:  # a stop made there (a new city, a map's trackless stop)
-                status: EdgeStatus = "city"
-            elif closed or facing not in ends:
-                continue
-            else:
-                owner = owners[ends[facing]]
-                status = ("own" if owner == seat else "opponent" if owner is not None
-                          else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
-            if out is None:
-                out = list(edges.settled)
-            out[edge] = status
-        found.append(edges.settled if out is None else tuple(out))
+    # The hook is asked only about the edges the map may ever close (none on a map that keeps
+    # the base hook).
+    closable = rules.closable_edges(h) if h in closable_hexes else NO_EDGES
+    return _statuses_by_edge(state, rules, net, seat, h, edges.row, closable, memo)
+
+
+def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes: Collection[Hex],
+                     table: dict[Hex, HexEdges], closable_hexes: frozenset[Hex],
+                     memo: dict | None = None) -> dict[Hex, Status]:
+    """edge_statuses of those of `hexes` whose statuses the state changes (the others' are
+    their HexEdges.settled), in one go: the listing asks it of every candidate hex. What the
+    state brings is looked for from its side, the stops made and the track ends (a few dozen),
+    rather than from the hexes' (some 300 edges, most of them leading to an empty hex)."""
+    found: dict[Hex, Status] = {}
+    # The hook is asked only about the hexes with an edge the map may ever close (none on a
+    # map that keeps the base hook).
+    for h in closable_hexes.intersection(hexes):
+        closable = rules.closable_edges(h)
+        if closable:
+            found[h] = _statuses_by_edge(state, rules, net, seat, h, table[h].row, closable, memo)
+    changed: dict[Hex, list[EdgeStatus]] = {}
+
+    def change(h: Hex, edge: int, status: EdgeStatus) -> None:
+        if h not in changed:
+            changed[h] = list(table[h].settled)
+        changed[h][edge] = status
+
+    cities, owners = net.cities, net.owner
+    # A stop made where the map has none (a new city, a map's trackless stop): a city across
+    # each edge toward it, closed or not.
+    for c in cities - rules.map.cities.keys():
+        for edge_of_c, h in enumerate(around(c)):
+            edge = (edge_of_c + 3) % 6
+            if h in hexes and h not in found and table[h].row[edge][1] in (None, "closed"):
+                change(h, edge, "city")
+    # A track end facing a hex across an edge the map neither settles nor closes.
+    for (t, e), piece in net.end_index.items():
+        h = around(t)[e]
+        if h not in hexes or h in found or t in cities:
+            continue
+        edge = (e + 3) % 6
+        if table[h].row[edge][1] is None:
+            owner = owners[piece]
+            change(h, edge, "own" if owner == seat else "opponent" if owner is not None
+                   else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
+    for h, statuses in changed.items():
+        found[h] = tuple(statuses)
     return found
 
 
-def _statuses_closable(state: State, rules: Rules, net: Network, seat: int, h: Hex, row: EdgeRow,
-                       closable: tuple[int, ...], memo: dict | None) -> Status:
-    """edge_statuses of a hex with an edge the map may close, edge by edge."""
+def _statuses_by_edge(state: State, rules: Rules, net: Network, seat: int, h: Hex, row: EdgeRow,
+                      closable: tuple[int, ...], memo: dict | None) -> Status:
+    """edge_statuses of one hex, edge by edge (`closable`: the edges the map may close)."""
     cities, ends, owners = net.cities, net.end_index, net.owner
     out: list[EdgeStatus] = []
     for edge, (n, known, facing) in enumerate(row):
@@ -365,10 +371,7 @@ def _hex_edges(board, h: Hex) -> HexEdges:
                           else "closed" if n in impassable else None, (n, (edge + 3) % 6))
                          for edge, n in enumerate(around(h)))
     settled: Status = tuple(known or "free" for _, known, _ in row)
-    unsettled = tuple((edge, n, facing, known == "closed")
-                      for edge, (n, known, facing) in enumerate(row)
-                      if known is None or known == "closed")
-    return HexEdges(row, settled, unsettled)
+    return HexEdges(row, settled)
 
 
 _CLOSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
@@ -395,6 +398,18 @@ def _impassable(board) -> frozenset[Hex]:
         known = (board, frozenset(h for h, t in board.terrain.items()
                                   if h not in board.towns and board.terrain_costs.get(t) is None))
         _IMPASSABLE[id(board)] = known
+    return known[1]
+
+
+_PASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
+
+
+def _passable(board) -> frozenset[Hex]:
+    """The hexes of the map that are not impassable: once per map."""
+    known = _PASSABLE.get(id(board))
+    if known is None or known[0] is not board:
+        known = (board, frozenset(board.terrain.keys() - _impassable(board)))
+        _PASSABLE[id(board)] = known
     return known[1]
 
 
@@ -667,14 +682,13 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
         found.update(around(c))
     found.update([h for h, on_hex in net.by_hex.items() if on_hex])
     found.update([around(h)[e] for h, e in net.end_index])
+    found &= _passable(board)
     found -= {parse_key(k) for k in open_build_turn(state)["built"]}
     found -= net.cities
-    found -= _impassable(board)
-    terrain = board.terrain
     # A map that keeps the base hook closes no hex: skip asking it once per hex.
     if type(rules).hex_closed is BaseRules.hex_closed:
-        return sorted(terrain.keys() & found)
-    return sorted(h for h in terrain.keys() & found if not rules.hex_closed(state, h))
+        return sorted(found)
+    return sorted(h for h in found if not rules.hex_closed(state, h))
 
 
 _NEXT_TO_CITIES: dict[int, tuple[object, frozenset[Hex]]] = {}
@@ -689,30 +703,39 @@ def _next_to_cities(board) -> frozenset[Hex]:
     return known[1]
 
 
-# What words give a hex's builds: who builds, where the hex is as its builds name it, per
-# shape of its listing the words (a, b) around that, and the prices (per kind of build for
-# track, per set of exits for a town). A build's text is who + a + where + b + price.
-HexWords = tuple[str, str, Sequence[tuple[str, str]], Sequence[str | None]]
+# What words give a hex's builds, as pieces of their JSON: the head (up to the tracks or the
+# exits), where the hex is, per shape of its listing (what it makes up to the cost, the words
+# before where, the words after) and per price (None: not priced) the cost up to the words and
+# the price to the end. A build is head + made + cost + a + where + b + price.
+HexWords = tuple[str, str, Sequence[tuple[str, str, str]], Sequence[tuple[str, str] | None]]
 
 
 class BuildWords(Protocol):
-    """The words of the builds a listing names (words.ListedBuilds), for a listing made to be
-    answered (words.listing): asked once per hex, for every shape of its listing, and joined
-    for each move kept (the hot loop: one string made per move, no list per hex)."""
+    """The builds of a listing made to be answered (words.ListedBuilds, words.listing), each its
+    JSON text with its words: asked once per hex, for every shape of its listing, and joined for
+    each move kept (the hot loop: one string made per move, no dict to make and serialize)."""
+
+    # What makes a move of its JSON text, for the listing (orjson.Fragment).
+    answer: Callable[[str], Any]
 
     def track_words(self, h: Hex, old_tracks: frozenset[T.Track], listing: S.TrackListing,
                     costs: Sequence[int | None]) -> HexWords:
-        """The words of a track hex's builds, a price per kind of build (None: not priced)."""
+        """The pieces of a track hex's builds, a price per kind of build (None: not priced)."""
         ...
 
     def town_words(self, h: Hex, old_exits: frozenset[int], listing: S.TownListing,
                    extra: int) -> HexWords:
-        """The words of a town's builds, a price per set of exits with the surcharge `extra`."""
+        """The pieces of a town's builds, a price per set of exits with the surcharge `extra`."""
+        ...
+
+    def word(self, moves: list[Move]) -> None:
+        """Gives each of `moves`, the turn's moves but the builds, its text."""
         ...
 
 
 def legal(state: State, rules: Rules, seat: int, words: BuildWords | None = None) -> list[Move]:
-    """The build turn's moves; with `words`, each build has its text (words.listing)."""
+    """The build turn's moves; with `words`, each has its text and each build is its JSON
+    (words.listing)."""
     ctx = BuildContext(state, rules, seat)
     net = ctx.net
     build = open_build_turn(state)
@@ -723,10 +746,13 @@ def legal(state: State, rules: Rules, seat: int, words: BuildWords | None = None
             if letter not in placed:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
                              for h in sorted(net.towns))
+    urbanizing = len(moves)
     if build["tiles_left"] > 0:
         list_builds(ctx, moves, words)
-    moves.extend(rules.extra_build_moves(state, seat))
-    moves.append({"type": "end_build"})
+    after: list[Move] = [*rules.extra_build_moves(state, seat), {"type": "end_build"}]
+    if words is not None:
+        words.word(moves[:urbanizing] + after)
+    moves.extend(after)
     return moves
 
 
@@ -736,9 +762,8 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
     once per kind of build on a hex, the loop check per shape. The hot loop of the engine:
     the listing of a build turn names a few hundred moves.
 
-    With `words` the moves are made to be answered (words.listing): each has its text, and
-    they share what they can, read-only (the hex's object between the builds of a hex, the
-    listing's tracks and exits as tuples); without, every move is a JSON value of its own."""
+    With `words` the moves are made to be answered (words.listing): each is its JSON text
+    with its words (BuildWords); without, every move is a JSON value of its own."""
     state, seat, net = ctx.state, ctx.seat, ctx.net
     supply = state["supply"]
     left = {t for t in supply if tile_left(supply, None, t)}
@@ -750,25 +775,26 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
     new_tile_cost = ctx.rules.new_tile_cost
     # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
     hexes = candidate_hexes(state, ctx.rules, net)
-    statuses = edge_statuses_of(state, ctx.rules, net, seat, hexes, ctx._edges, ctx._closable,
-                                ctx.walks)
-    for h, status in zip(hexes, statuses, strict=True):
+    table = ctx._edges
+    changed = edge_statuses_of(state, ctx.rules, net, seat, set(hexes), table, ctx._closable,
+                               ctx.walks)
+    for h in hexes:
+        status = changed.get(h) or table[h].settled
         if h in by_hex and by_hex[h]:  # what the hex holds, with owners, and its tile
             old, old_tile = {p: owners[p] for p in by_hex[h]}, tiles.get(key(h))
         else:
-            old, old_tile = {}, None
+            old, old_tile = NO_PIECES, None
         q, r = h
         if h in towns:
             old_exits = frozenset(p[1] for p in old)
             town_listing = S.town_listing(old_exits, seat in old.values(), status, owns)
             if not town_listing.shapes:
                 continue
-            at: Any = None if words is None else {"q": q, "r": r}  # the hex of its worded moves
             # A shape that takes a disk is out when none is left and the hex gives none back.
             no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
             if words is not None:
-                who, town_name, phrases, prices = words.town_words(h, old_exits, town_listing,
-                                                                   extra)
+                head, town_name, phrases, prices = words.town_words(h, old_exits, town_listing,
+                                                                    extra)
             for i, (tiles_made, uses_disk, base, exits, town) in enumerate(town_listing.shapes):
                 if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
                         uses_disk and no_disk) or (
@@ -778,9 +804,9 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
                     moves.append({"type": "build", "hex": {"q": q, "r": r},
                                   "town_exits": list(exits), "cost": base + extra})
                 else:
-                    a, b = phrases[i]
-                    moves.append({"type": "build", "hex": at, "town_exits": exits,  # type: ignore[typeddict-item]
-                                  "cost": base + extra, "text": f"{who}{a}{town_name}{b}{prices[i]}"})
+                    made, a, b = phrases[i]
+                    cost, price = prices[i]  # type: ignore[misc]  # every exits' is priced
+                    moves.append(words.answer(f"{head}{made}{cost}{a}{town_name}{b}{price}"))
             continue
         old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
         listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING, status,
@@ -794,16 +820,16 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
             base = _track_cost(ctx, h, old_tile, geo) if old else new_tile_cost(state, h, geo.kind)
             costs.append(None if base > budget else base + extra)
         if words is not None:
-            at = {"q": q, "r": r}
-            who, where, phrases, prices = words.track_words(h, old_tracks, listing, costs)
-            for (k, tile, _, pairs, loop_geo), (a, b) in zip(listing.shapes, phrases,
-                                                             strict=True):
-                cost = costs[k]
-                if cost is None or (tile not in left and tile != old_tile) or (
+            head, where, phrases, prices = words.track_words(h, old_tracks, listing, costs)
+            answer = words.answer
+            for (k, tile, _, _, loop_geo), (made, a, b) in zip(listing.shapes, phrases,
+                                                               strict=True):
+                priced = prices[k]
+                if priced is None or (tile not in left and tile != old_tile) or (
                         loop_geo is not None and _closes_loop_listed(ctx, h, old, loop_geo)):
                     continue
-                moves.append({"type": "build", "hex": at, "tracks": pairs,  # type: ignore[typeddict-item]
-                              "cost": cost, "text": f"{who}{a}{where}{b}{prices[k]}"})
+                cost, price = priced
+                moves.append(answer(f"{head}{made}{cost}{a}{where}{b}{price}"))
             continue
         for k, tile, edges, _, loop_geo in listing.shapes:
             cost = costs[k]
