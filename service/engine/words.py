@@ -440,71 +440,37 @@ def _town_phrase(had: Collection[int], exits: Sequence[int],
 
 
 class _BuildWords:
-    """The words of a listing's builds (Teller.build's sentences), with what the builds on one
-    hex share worked out once per hex."""
+    """The words of a listing's builds (Teller.build's sentences, from the phrases ListedBuilds
+    joins: _track_phrase, _town_phrase), with what the builds on one hex share worked out once
+    per hex."""
 
     def __init__(self, teller: Teller, who: str, state: State) -> None:
         self.teller, self.who = teller, who
         self.track, self.towns = state["track"], state["towns"]
-        # Per hex: the words around a new tile's shape on an empty hex ("Ann builds " ...
-        # " north of X for $"), or the track on it and where it is.
-        self.tracks: dict[Hex, tuple[str, str] | tuple[set[tuple[int, int]], str]] = {}
-        self.exits: dict[Hex, tuple[set[int], str]] = {}  # per town hex: its exits, its name
-        self.headings: dict[tuple[int, ...], str] = {}
-
-    def heading(self, edges: Sequence[int]) -> str:
-        edges = tuple(edges)
-        words = self.headings.get(edges)
-        if words is None:
-            words = self.headings[edges] = self.teller.heading(edges)
-        return words
+        self.tracks: dict[Hex, tuple[frozenset[Track], str]] = {}  # per hex: its track, where
+        self.exits: dict[Hex, tuple[frozenset[int], str]] = {}  # per town hex: its exits, name
 
     def text(self, move: GivenMove) -> str | None:
         """The sentence of a listed build; None for one of another form (Teller.move's)."""
         h, cost = move["hex"], move["cost"]
         at = (h["q"], h["r"])
         if "tracks" in move:
-            tracks = move["tracks"]
             frame = self.tracks.get(at)
             if frame is None:
-                k = f"{at[0]},{at[1]}"
-                frame = self.tracks[at] = (
-                    ({(a, b) for a, b, _ in self.track[k]}, self.teller.where(at)) if k in self.track
-                    else (f"{self.who} builds ", f" {self.teller.where(at)} for $"))
+                on_hex = self.track.get(f"{at[0]},{at[1]}", ())
+                frame = self.tracks[at] = (frozenset((a, b) for a, b, _ in on_hex),
+                                           self.teller.where(at))
             had, where = frame
-            if isinstance(had, str):  # an empty hex: a new tile
-                if len(tracks) == 1:
-                    a, b = tracks[0]
-                    shape = PIECE_NAMES[3 - abs(3 - abs(a - b))]
-                else:
-                    shape = TILE_NAMES.get(_tile([tuple(sorted(t)) for t in tracks]) or "", "track")
-                return f"{had}{shape}{where}{cost}"
-            pairs = [tuple(sorted(t)) for t in tracks]
-            name = TILE_NAMES.get(_tile(pairs) or "")
-            price = f" for {money(cost)}"
-            if not had <= set(pairs):
-                return f"{self.who} redirects the track {where} into {name or 'new track'}{price}"
-            added = [t for t in pairs if t not in had]
-            if not added:
-                return f"{self.who} upgrades the track {where} to {name or 'new track'}{price}"
-            pieces = and_list(PIECE_NAMES.get(min((b - a) % 6, (a - b) % 6), "track")
-                              for a, b in added)
-            made = f", making {name}," if name else ""
-            return f"{self.who} adds {pieces} to the track {where}{made}{price}"
+            a, b = _track_phrase(had, [tuple(sorted(t)) for t in move["tracks"]])
+            return f"{self.who}{a}{where}{b}{money(cost) if had else f'${cost}'}"
         if "town_exits" in move:
-            exits = move["town_exits"]
             town_frame = self.exits.get(at)
             if town_frame is None:
-                town_frame = self.exits[at] = ({e for e, _ in self.towns.get(f"{at[0]},{at[1]}", [])},
-                                               self.teller.place(at))
+                exits = self.towns.get(f"{at[0]},{at[1]}", [])
+                town_frame = self.exits[at] = (frozenset(e for e, _ in exits), self.teller.place(at))
             had_exits, town = town_frame
-            price = f" for {money(cost)}"
-            if not had_exits:
-                return f"{self.who} builds track out of {town} heading {self.heading(exits)}{price}"
-            added_exits = [e for e in exits if e not in had_exits]
-            if added_exits:
-                return f"{self.who} adds track out of {town} heading {self.heading(added_exits)}{price}"
-            return f"{self.who} rebuilds the track out of {town} to head {self.heading(exits)}{price}"
+            a, b = _town_phrase(had_exits, move["town_exits"], self.teller.places.edge_direction)
+            return f"{self.who}{a}{town}{b}{money(cost)}"
         return None
 
 
