@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from service.engine import game, warm
-from service.sim import policies
+from service.sim import policies, progress
 
 Z95 = 1.959963984540054
 
@@ -207,16 +207,6 @@ def svg(report: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def progress(done: int, total: int, started: float) -> None:
-    width = 30
-    filled = width * done // max(1, total)
-    elapsed = time.perf_counter() - started
-    eta = elapsed / done * (total - done) if done else 0.0
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} games "
-                     f"{elapsed:.0f}s elapsed, ~{eta:.0f}s left")
-    sys.stderr.flush()
-
-
 def run(map_ids: list[str], seats: list[str], games: int, seed: str, workers: int,
         search_simulations: int | None, search_time_ms: float | None,
         show_progress: bool = True) -> tuple[dict[str, list[Result]], float]:
@@ -238,7 +228,7 @@ def run(map_ids: list[str], seats: list[str], games: int, seed: str, workers: in
             results[result.match.map_id].append(result)
             done += 1
             if show_progress:
-                progress(done, len(matches), started)
+                progress.show(done, len(matches), started)
     finally:
         if pool is not None:
             pool.close()

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from service.engine import game
 from service.engine.maps import load_map
 from service.engine.playout import RandomPlayer
+from service.sim import progress
 from service.sim.checks import CheckFailed, check_decision
 from service.sim.state import SimState
 
@@ -167,16 +168,6 @@ def check_game(spec: GameSpec) -> GameResult:
     return result
 
 
-def progress(done: int, total: int, failures: int, started: float) -> None:
-    width = 30
-    filled = width * done // max(1, total)
-    elapsed = time.perf_counter() - started
-    eta = elapsed / done * (total - done) if done else 0.0
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} games, "
-                     f"{failures} failed, {elapsed:.0f}s elapsed, ~{eta:.0f}s left ")
-    sys.stderr.flush()
-
-
 def run(games: list[GameSpec], workers: int, show_progress: bool = True) -> list[GameResult]:
     started = time.perf_counter()
     results: list[GameResult] = []
@@ -191,8 +182,8 @@ def run(games: list[GameSpec], workers: int, show_progress: bool = True) -> list
         for result in iterator:
             results.append(result)
             if show_progress:
-                progress(len(results), len(games), sum(r.failure is not None for r in results),
-                         started)
+                failures = sum(r.failure is not None for r in results)
+                progress.show(len(results), len(games), started, f", {failures} failed")
     finally:
         if pool is not None:
             pool.close()

@@ -62,14 +62,7 @@ def test_the_clock_is_due_at_once_exactly_when_a_computer_seat_decides(store) ->
 
     # The clock job plays it (and the other game's computer seats: they are due too), by the
     # bot, once.
-    pool = SearchPool(1, processes=False)
-    job = ClockJob(games, computer=Computer(games, pool, max_ms=500, lease_seconds=5))
-    deadline = time.monotonic() + 20
-    while games.load(game_id).version < 2:
-        assert time.monotonic() < deadline
-        job.run_once()
-        time.sleep(0.05)
-    pool.pool.shutdown(wait=True)
+    play_due_seats(games, game_id, until_version=2)
     history = [orjson.loads(e) for e in store.history(game_id, 0, None) or []]
     assert [(e["seat"], e.get("by")) for e in history[:2]] == [(first, None), (second, "bot")]
     assert all(e.get("by") == "bot" for e in history[1:])  # and any computer seat after it
@@ -84,14 +77,20 @@ def test_a_computer_move_the_rules_refuse_gives_way_to_the_default_move(store, m
     # A search that proposes what the rules refuse (it never should: a bug).
     monkeypatch.setattr(computer_module, "bot_move",
                         lambda *_: {"type": "select_action", "action": "engineer"})
+    play_due_seats(games, game_id, until_version=1)
+    entry = orjson.loads((store.history(game_id, 0, 1) or [])[0])
+    assert entry["seat"] == first and entry["by"] == "bot"
+    assert entry["move"] == {"type": "issue_shares", "count": 0}  # the clock's default move
+
+
+def play_due_seats(games: Games, game_id: str, until_version: int) -> None:
+    """Runs the clock job, with a computer of its own, until the game reaches `until_version`
+    (within 20 s)."""
     pool = SearchPool(1, processes=False)
     job = ClockJob(games, computer=Computer(games, pool, max_ms=500, lease_seconds=5))
     deadline = time.monotonic() + 20
-    while games.load(game_id).version < 1:
+    while games.load(game_id).version < until_version:
         assert time.monotonic() < deadline
         job.run_once()
         time.sleep(0.05)
     pool.pool.shutdown(wait=True)
-    entry = orjson.loads((store.history(game_id, 0, 1) or [])[0])
-    assert entry["seat"] == first and entry["by"] == "bot"
-    assert entry["move"] == {"type": "issue_shares", "count": 0}  # the clock's default move
