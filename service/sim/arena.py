@@ -24,17 +24,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import multiprocessing
 import os
 import random
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from service.engine import game, warm
-from service.sim import policies, progress
+from service.sim import batch, policies
 
 Z95 = 1.959963984540054
 
@@ -215,26 +213,8 @@ def run(map_ids: list[str], seats: list[str], games: int, seed: str, workers: in
                for m in map_ids for g in range(games)]
     started = time.perf_counter()
     results: dict[str, list[Result]] = {m: [] for m in map_ids}
-    done = 0
-    iterator: Iterator[Result]
-    if workers <= 1:
-        iterator = map(play, matches)
-        pool = None
-    else:
-        pool = multiprocessing.get_context("fork").Pool(workers)
-        iterator = pool.imap_unordered(play, matches)
-    try:
-        for result in iterator:
-            results[result.match.map_id].append(result)
-            done += 1
-            if show_progress:
-                progress.show(done, len(matches), started)
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    if show_progress:
-        sys.stderr.write("\n")
+    for result in batch.run_all(play, matches, workers, show_progress):
+        results[result.match.map_id].append(result)
     return results, time.perf_counter() - started
 
 

@@ -23,18 +23,16 @@ Prints a summary; the exit status is 1 when any check failed.
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import random
 import sys
 import time
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from service.engine import game
 from service.engine.maps import load_map
 from service.engine.playout import RandomPlayer
-from service.sim import progress
+from service.sim import batch
 from service.sim.checks import CheckFailed, check_decision
 from service.sim.state import SimState
 
@@ -169,27 +167,10 @@ def check_game(spec: GameSpec) -> GameResult:
 
 
 def run(games: list[GameSpec], workers: int, show_progress: bool = True) -> list[GameResult]:
-    started = time.perf_counter()
-    results: list[GameResult] = []
-    iterator: Iterator[GameResult]
-    pool = None
-    if workers <= 1:
-        iterator = map(check_game, games)
-    else:
-        pool = multiprocessing.get_context("fork").Pool(workers)
-        iterator = pool.imap_unordered(check_game, games)
-    try:
-        for result in iterator:
-            results.append(result)
-            if show_progress:
-                failures = sum(r.failure is not None for r in results)
-                progress.show(len(results), len(games), started, f", {failures} failed")
-    finally:
-        if pool is not None:
-            pool.close()
-            pool.join()
-    if show_progress:
-        sys.stderr.write("\n")
+    def failed(results: list[GameResult]) -> str:
+        return f", {sum(r.failure is not None for r in results)} failed"
+
+    results = batch.run_all(check_game, games, workers, show_progress, failed)
     return sorted(results, key=lambda r: r.spec.index)
 
 
