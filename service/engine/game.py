@@ -223,11 +223,13 @@ def _check_turn(state: State, seat: int, move: object) -> None:
                           active_seat=active_seat(state))
 
 
-def apply(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
+def apply(state: State, seat: int, move: GivenMove, *, in_place: bool = False) -> tuple[State, list[Event]]:
     """Makes one move of `seat`: returns the new state and the events of what happened, in order
     (the move's own, then those of every step that ran without a decision after it). The state
-    passed in is unchanged. Raises IllegalMove, whose `code` (errors.CODES) names the rule the
-    move breaks, for any move legal_moves does not list.
+    passed in is unchanged, unless `in_place`: then the move is played on it, for a caller that
+    owns it and drops it if the move is refused (a refused move may leave it half played); that
+    saves a copy, a fiftieth of a move over HTTP. Raises IllegalMove, whose `code` (errors.CODES)
+    names the rule the move breaks, for any move legal_moves does not list.
 
     >>> state = new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="readme")
     >>> after, events = apply(state, 1, {"type": "issue_shares", "count": 0})
@@ -239,7 +241,7 @@ def apply(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]
     service.engine.errors.IllegalMove: SHARE_LIMIT: 2 issued already; at most 13 more
     """
     _check_turn(state, seat, move)
-    new = copy_state(state)
+    new = state if in_place else copy_state(state)
     events: list[Event] = []
     _play(new, seat, move, events)
     return new, events
@@ -318,12 +320,12 @@ def record_header(state: State) -> dict:
 RESIGN = "resign"
 
 
-def play(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
+def play(state: State, seat: int, move: GivenMove, *, in_place: bool = False) -> tuple[State, list[Event]]:
     """One recorded move, as a log or a record holds it: a resignation ({"type": RESIGN}) or a
-    move that apply judges."""
+    move that apply judges (`in_place` as there)."""
     if move.get("type") == RESIGN:
         return resign(state, seat)
-    return apply(state, seat, move)
+    return apply(state, seat, move, in_place=in_place)
 
 
 def replay(header: dict, moves: list[dict]) -> State:

@@ -413,7 +413,8 @@ class Games:
         log = []
         for index, entry in enumerate(record["moves"]):
             try:
-                state, events = timeline.apply_entry(state, entry["seat"], entry["move"])
+                state, events = timeline.apply_entry(state, entry["seat"], entry["move"],
+                                                     in_place=True)
             except IllegalMove as exc:
                 raise illegal(exc, index=index) from None
             log.append(log_entry(index, entry["seat"], entry["move"], events, at_ms=at_ms, state=state))
@@ -490,7 +491,9 @@ class Games:
 
         def plan(stored: Stored, at_ms: int) -> Change:
             try:
-                state, events = timeline.apply_entry(orjson.loads(stored.state), seat, move)
+                # The state was just decoded, and is dropped if the move is refused.
+                state, events = timeline.apply_entry(orjson.loads(stored.state), seat, move,
+                                                     in_place=True)
             except IllegalMove as exc:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None

@@ -114,14 +114,16 @@ def genesis(state: State) -> State:
                          state["options"], seed_given=state["seed_given"])
 
 
-def apply_entry(state: State, seat: int, move: GivenMove) -> tuple[State, list[Event]]:
-    """One move of a log or a record, applied to the state: the engine's apply, or its resign."""
-    return game.play(state, seat, move)
+def apply_entry(state: State, seat: int, move: GivenMove, *,
+                in_place: bool = False) -> tuple[State, list[Event]]:
+    """One move of a log or a record, applied to the state: the engine's apply, or its resign
+    (`in_place`: on the state itself, which the caller owns; see game.apply)."""
+    return game.play(state, seat, move, in_place=in_place)
 
 
 def state_at(any_state: State, entries: Sequence[dict], version: int) -> State:
     """The engine state at `version`, from the game's seed and the moves in effect then."""
     state = genesis(any_state)
     for entry in in_effect(entries, version):
-        state, _ = apply_entry(state, entry["seat"], entry["move"])
+        state, _ = apply_entry(state, entry["seat"], entry["move"], in_place=True)
     return state

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+import orjson
 import pytest
 
 from service.engine import game, lifecycle
@@ -64,3 +65,35 @@ def test_a_game_rests_only_in_deciding_phases_with_their_records_and_move_types(
                                 on_move=check, cash=300)
     assert game.is_finished(final) and final["round"] == final["last_round"]
     assert seen >= set(lifecycle.DECIDING) - ({"production"} if map_id == "madagascar" else set())
+
+
+def test_a_move_played_in_place_changes_the_state_given_and_ends_where_a_copy_would():
+    # game.apply(in_place=True) is the request path's and the replays' (they own the state they
+    # play on): the same game, move by move, must end in the same state either way, and the
+    # state given is the one returned; without it, the state given stays as it was.
+    moves: list[tuple[int, dict]] = []
+    final, _ = play_random_game("rust_belt", 3, "in-place", random.Random(7), cash=60,
+                                on_move=lambda _, seat, move, *rest: moves.append((seat, move)))
+    copied = owned = game.new_game("rust_belt", ["P0", "P1", "P2"], "in-place")
+    for seated in owned["players"]:
+        seated["cash"] = 60
+    for seat, move in moves:
+        before = orjson.dumps(copied)
+        copied, copied_events = game.apply(copied, seat, move)
+        assert orjson.dumps(orjson.loads(before)) == before  # the copy's input untouched
+        given = owned
+        owned, owned_events = game.apply(owned, seat, move, in_place=True)
+        assert owned is given
+        assert owned_events == copied_events
+    assert orjson.dumps(owned) == orjson.dumps(copied) == orjson.dumps(final)
+    assert game.is_finished(owned) and len(moves) > 150  # a whole game, every phase
+
+
+def test_a_move_refused_in_place_is_refused_as_with_a_copy():
+    state = game.new_game("rust_belt", ["Ann", "Bob", "Cat"], seed="refused")
+    seat, too_many = game.active_seat(state), {"type": "issue_shares", "count": 14}
+    with pytest.raises(IllegalMove) as copied:
+        game.apply(state, seat, too_many)
+    with pytest.raises(IllegalMove) as owned:
+        game.apply(orjson.loads(orjson.dumps(state)), seat, too_many, in_place=True)
+    assert owned.value.code == copied.value.code == "SHARE_LIMIT"

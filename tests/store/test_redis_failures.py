@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import redis
+from redis.utils import HIREDIS_AVAILABLE
 
 from service.store import RedisStore, StoreUnavailable
 from service.store.redis_store import connect, error_kind
@@ -89,21 +90,38 @@ def test_cluster_urls_make_a_cluster_client() -> None:
 
 
 def close_buffers_under_calls(monkeypatch: pytest.MonkeyPatch, times: int) -> list[int]:
-    """The next `times` reads from Redis find their connection's buffer closed, as they do under
-    gevent when another greenlet disconnects the connection mid-call: redis-py then raises
-    `ValueError: I/O operation on closed file`, which is not a RedisError."""
+    """The next `times` reads from Redis find their connection closed under them, as they do
+    under gevent when another greenlet disconnects the connection mid-call. With redis-py's own
+    parser the call then raises `ValueError: I/O operation on closed file` (its buffer closed);
+    with hiredis's, an OSError (EBADF: the socket closed). Neither is a RedisError."""
+    closed: list[int] = []
+    if HIREDIS_AVAILABLE:
+        from redis._parsers.hiredis import _HiredisParser
+
+        original = _HiredisParser.read_from_socket
+
+        def read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            # Not the pool's check before a call (can_read, which does not raise on a timeout):
+            # redis-py reconnects a connection that fails it, before the call is made.
+            if len(closed) < times and kwargs.get("raise_on_timeout", True):
+                closed.append(1)
+                self._sock.close()
+            return original(self, *args, **kwargs)
+
+        monkeypatch.setattr(_HiredisParser, "read_from_socket", read)
+        return closed
+
     from redis._parsers.socket import SocketBuffer
 
-    original = SocketBuffer._read_from_socket
-    closed: list[int] = []
+    original_read = SocketBuffer._read_from_socket
 
-    def read(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def read_buffer(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         if len(closed) < times:
             closed.append(1)
             self._buffer.close()
-        return original(self, *args, **kwargs)
+        return original_read(self, *args, **kwargs)
 
-    monkeypatch.setattr(SocketBuffer, "_read_from_socket", read)
+    monkeypatch.setattr(SocketBuffer, "_read_from_socket", read_buffer)
     return closed
 
 
