@@ -46,7 +46,7 @@ from service.engine.state import FORMAT, copy_state, draw_cube, shuffle
 from service.engine.variants import rules_for
 from service.engine.variants.base import Rules
 from service.engine.variants.registry import VARIANTS
-from service.engine.view import game_view, map_info, maps
+from service.engine.view import game_view, game_view_to_write, map_info, maps
 
 RULES_VERSION = "aos-rules/1.0"
 
@@ -297,6 +297,12 @@ def view(state: State) -> RulesView:
     ('issue_shares', 1, 10, 12)
     """
     return game_view(state, rules_for(state["map"]))
+
+
+def view_to_write(state: State) -> RulesView:
+    """view(state) for orjson to write (the stored view): the same JSON, byte for byte, made
+    without the board's dicts (view.game_view_to_write)."""
+    return game_view_to_write(state, rules_for(state["map"]))
 
 
 def record_header(state: State) -> dict:

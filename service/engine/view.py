@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+import orjson
+
 from service.engine import rules_data as R
 from service.engine.contract_types import (
     AuctionView,
     BoardView,
-    BoardViewTown,
     BuildView,
-    CityView,
     HexTrack,
     Link,
     MapDetail,
@@ -21,9 +21,9 @@ from service.engine.contract_types import (
     PlayerView,
     RulesView,
 )
-from service.engine.hexgrid import as_dict, key, parse_key
+from service.engine.hexgrid import Hex, as_dict, key, parse_key
 from service.engine.layout import State
-from service.engine.maps import MAP_IDS, load_map
+from service.engine.maps import MAP_IDS, MapData, load_map
 from service.engine.places import places
 from service.engine.state import active_players
 
@@ -32,6 +32,16 @@ if TYPE_CHECKING:
 
 
 def game_view(state: State, rules: Rules) -> RulesView:
+    return _game_view(state, rules, board_view(state, rules))
+
+
+def game_view_to_write(state: State, rules: Rules) -> RulesView:
+    """game_view for orjson to write: the board is its JSON already (an orjson.Fragment of
+    board_json), which orjson writes as it is, so no dicts are made of it to be written."""
+    return _game_view(state, rules, cast(BoardView, orjson.Fragment(board_json(state, rules))))
+
+
+def _game_view(state: State, rules: Rules, board: BoardView) -> RulesView:
     players: list[PlayerView] = [
         {"seat": i, "name": p["name"], "cash": p["cash"], "income": p["income"],
          "shares": p["shares"], "locomotive": p["loco"], "action": p["action"],
@@ -63,7 +73,7 @@ def game_view(state: State, rules: Rules) -> RulesView:
                        if state["production"] else None),
         "goods_display": {c: list(v) for c, v in state["display"].items()},
         "bag": dict(state["bag"]),
-        "board": board_view(state, rules),
+        "board": board,
         "scores": state["scores"],
         "seed_commitment": state["seed_commitment"],
         "reproducible": state["seed_given"],
@@ -88,35 +98,98 @@ def _build(state: State) -> BuildView | None:
 
 
 def board_view(state: State, rules: Rules) -> BoardView:
-    board = rules.map
+    """The board as clients see it (board_json, read back)."""
+    return cast(BoardView, orjson.loads(board_json(state, rules)))
+
+
+def board_json(state: State, rules: Rules) -> bytes:
+    """The board's JSON: the track on each hex in (q, r) order, the complete links, the cities
+    (the map's, then the new ones) with their goods, the towns, and the map's own features
+    (Berlin's walls, Iraq's oil...: BoardView's additionalProperties). Joined from pieces made
+    once per map (_BoardJson); the tracks and links, the dearest part, are kept per track, which
+    most moves leave as it was."""
+    board = _board_json(rules.map)
+    new_cities, cubes = state["new_cities"], state["cubes"]
+    cities = [b"".join((head, orjson.dumps(cubes.get(k, ())), _NO_NEW_CITY)) for k, head in board.cities]
+    cities += [b"".join((board.new_city_heads[k, letter], orjson.dumps(cubes.get(k, ())),
+                         board.new_city_tails[letter]))
+               for k, letter in sorted(new_cities.items())]
+    towns = [town for k, town in board.towns if k not in new_cities]
+    features = rules.board_features(state)
+    return b"".join((b'{"tracks":', board.tracks_and_links(state, rules), b',"cities":[',
+                     b",".join(cities), b'],"towns":[', b",".join(towns),
+                     b"]," + orjson.dumps(features)[1:] if features else b"]}"))
+
+
+_NO_NEW_CITY = b',"new_city":null}'
+
+
+class _BoardJson:
+    """One map's pieces of the board's JSON, made from the map data alone (so kept for good):
+    each city up to its goods, each town whole, and each town as each new city it may become up
+    to its goods and after them. Keeps the tracks and links of the last few tracks seen too
+    (tracks_and_links)."""
+
+    KEPT = 256  # tracks and links kept: a few per game a worker serves at once
+
+    def __init__(self, board: MapData) -> None:
+        self.board = board
+        self.cities = [(key(h), _head({"hex": as_dict(h), "name": city.name, "colors": list(city.colors)}))
+                       for h, city in sorted(board.cities.items())]
+        self.towns = [(key(h), orjson.dumps({"hex": as_dict(h), "name": name}))
+                      for h, name in sorted(board.towns.items())]
+        self.new_city_heads = {
+            (key(h), t.letter): _head({"hex": as_dict(h), "name": name, "colors": [t.color]})
+            for h, name in board.towns.items() for t in board.new_city_tiles.values()}
+        self.new_city_tails = {t.letter: b',"new_city":' + orjson.dumps(t.letter) + b"}"
+                               for t in board.new_city_tiles.values()}
+        self.kept: dict[tuple[bytes, frozenset[Hex]], bytes] = {}
+
+    def tracks_and_links(self, state: State, rules: Rules) -> bytes:
+        """`[tracks],"links":[links]` of the board's JSON, kept by what they are made of: the
+        track and town exits with their owners, the new cities and the map's trackless stops
+        (all that Network reads of a state)."""
+        track = (orjson.dumps((state["track"], state["towns"], state["new_cities"])),
+                 rules.trackless_stops(state))
+        made = self.kept.get(track)
+        if made is None:
+            made = orjson.dumps(_tracks(state)) + b',"links":' + orjson.dumps(_links(state, rules))
+            if len(self.kept) >= self.KEPT:
+                self.kept.pop(next(iter(self.kept)), None)
+            self.kept[track] = made
+        return made
+
+
+def _head(entry: dict) -> bytes:
+    """The JSON of a city entry up to its goods."""
+    return orjson.dumps(entry)[:-1] + b',"goods":'
+
+
+_BOARDS: dict[str, _BoardJson] = {}
+
+
+def _board_json(board: MapData) -> _BoardJson:
+    made = _BOARDS.get(board.id)
+    if made is None or made.board is not board:  # made again for another MapData of the map
+        made = _BOARDS[board.id] = _BoardJson(board)
+    return made
+
+
+def _tracks(state: State) -> list[HexTrack]:
     tracks: list[HexTrack] = []
     for k in sorted(set(state["track"]) | set(state["towns"]), key=lambda k: parse_key(k)):
         entry: HexTrack = {"hex": as_dict(parse_key(k)),
-                       "tracks": [{"edges": [a, b], "owner": o} for a, b, o in state["track"].get(k, [])]}
+                           "tracks": [{"edges": [a, b], "owner": o} for a, b, o in state["track"].get(k, [])]}
         if k in state["towns"]:
             entry["town_exits"] = [{"edge": e, "owner": o} for e, o in state["towns"][k]]
         tracks.append(entry)
-    links: list[Link] = [
-        {"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
-         "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
-        for link in rules.network(state).links()
-    ]
-    cities: list[CityView] = []
-    for h, city in sorted(board.cities.items()):
-        cities.append({"hex": as_dict(h), "name": city.name, "colors": list(city.colors),
-                       "goods": list(state["cubes"].get(key(h), [])), "new_city": None})
-    for k, letter in sorted(state["new_cities"].items()):
-        h = parse_key(k)
-        cities.append({"hex": as_dict(h), "name": board.towns[h],
-                       "colors": [board.new_city_tiles[letter].color],
-                       "goods": list(state["cubes"].get(k, [])), "new_city": letter})
-    towns: list[BoardViewTown] = [{"hex": as_dict(h), "name": name} for h, name in sorted(board.towns.items())
-             if key(h) not in state["new_cities"]]
-    view: BoardView = {"tracks": tracks, "links": links, "cities": cities, "towns": towns}
-    # The map's own features (Berlin's walls, Iraq's oil...) beside them: BoardView's
-    # additionalProperties, which a TypedDict does not declare.
-    cast(dict, view).update(rules.board_features(state))
-    return view
+    return tracks
+
+
+def _links(state: State, rules: Rules) -> list[Link]:
+    return [{"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
+             "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
+            for link in rules.network(state).links()]
 
 
 def maps() -> list[MapSummary]:

@@ -102,9 +102,10 @@ def full_view(state: State, game_id: str, version: int, *, takeback: TakebackVie
               clock: dict | None = None, since_ms: int = 0) -> GameView:
     """The engine's view plus what only the API knows: the id, the version, the takeback
     proposed (timeline.pending_takeback: it lives in the log, not in the engine state), and the
-    clock with the deadline of the decision (`since_ms`: the commit time of the version)."""
+    clock with the deadline of the decision (`since_ms`: the commit time of the version). For
+    orjson to write: its board is JSON already (game.view_to_write)."""
     deadline = clocks.deadline_text(clocks.deadline_ms(clock, state, since_ms))
-    return {"game_id": game_id, "version": version, **game.view(state), "takeback": takeback,
+    return {"game_id": game_id, "version": version, **game.view_to_write(state), "takeback": takeback,
             "clock": clocks.public(clock), "deadline": deadline}
 
 

@@ -40,3 +40,26 @@ def test_map_features_of_holland_and_madagascar():
     assert len(holland["polders"]) == 45 and len(holland["windmills"]) == 5
     madagascar = game.map_info("madagascar")["features"]
     assert madagascar["action_chart"][0] == "last_build" and len(madagascar["actions"]) == 8
+
+
+def test_the_board_kept_per_track_is_the_board_made_again():
+    """board_json keeps the tracks and links of the last tracks seen: each state's board, made
+    with them kept from the states before, is the board made with nothing kept."""
+    import random
+
+    import orjson
+
+    from service.engine import view
+    from service.engine.playout import play_random_game
+    from service.engine.variants import rules_for
+
+    for map_id in ("iraq", "berlin"):  # trackless stops; the map's own features
+        states: list = []
+        play_random_game(map_id, 3, f"kept-{map_id}", random.Random(map_id), cash=80,
+                         on_move=lambda *args, states=states: states.append(args[4]))
+        rules = rules_for(map_id)
+        kept = [view.board_json(s, rules) for s in states]
+        for state, board in zip(states, kept, strict=True):
+            view._BOARDS.clear()
+            assert view.board_json(state, rules) == board
+            assert orjson.dumps(game.view_to_write(state)) == orjson.dumps(game.view(state))
