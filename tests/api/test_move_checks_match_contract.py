@@ -7,16 +7,20 @@ shapes are written once, in openapi.yaml, and the checks are held to them."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 from jsonschema import Draft202012Validator
 from marshmallow import ValidationError
 
+from service.api.checks import compiled
 from service.api.checks import shapes as schemas
+from service.engine.playout import play_random_game
 
 SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
 COMPONENTS = SPEC["components"]["schemas"]
@@ -192,3 +196,73 @@ def test_the_checks_take_and_refuse_every_move_shape_as_the_contract_does(union:
     assert not differ, "\n".join(map(str, differ))
     # Enough of each to mean something: every type at its bounds, every constraint broken.
     assert tried[True] >= 4 * len(table) and tried[False] >= 10 * len(table), tried
+
+
+def has_float(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(has_float(v) for v in value.values())
+    if isinstance(value, list):
+        return any(has_float(v) for v in value)
+    return isinstance(value, float)
+
+
+def test_the_compiled_checks_load_what_marshmallow_loads_and_leave_it_every_other_body() -> None:
+    # compiled.py: a check either returns what the schema's load returns (the same dict, keys in
+    # the same order: log entries hold moves as loaded) or stands aside. Every move type
+    # compiles, and every valid example without a float (2.0, which the schema converts) takes
+    # the quick way.
+    assert set(schemas.MOVE_CHECKS) == set(schemas.RECORD_MOVE_SCHEMAS)
+    quick = {True: 0, False: 0}
+    for move_type, schema in sorted(move_types("RecordedMove").items()):
+        loaded_by, check = schemas.MOVE_CHECKS[move_type]
+        examples = [(m, True) for m in valid(schema)] + [(m, False) for m in invalid(schema)]
+        for move, meant in examples:
+            if not isinstance(move, dict) or move.get("type") != move_type:
+                continue
+            # The body's keys in another order too: the output follows the schema's.
+            for body in (move, dict(reversed(list(move.items())))):
+                try:
+                    got = check(body)
+                except compiled.Unsure:
+                    assert not (meant and not has_float(body)), f"{move_type}: {body} not taken"
+                    continue
+                quick[meant] += 1
+                assert orjson.dumps(got) == orjson.dumps(loaded_by.load(body)), body
+                # Taken by the schema but not by the contract: a build with both tracks and
+                # town_exits, or neither, which load_move refuses after the schema.
+                assert meant or not checks_take(body, schemas.RECORD_MOVE_SCHEMAS), body
+    assert quick[True] >= 8 * len(schemas.MOVE_CHECKS), quick
+
+
+@pytest.mark.parametrize("map_id", ["rust_belt", "madagascar", "holland", "iraq", "berlin"])
+def test_every_move_a_game_lists_takes_the_compiled_check(map_id: str) -> None:
+    # The moves clients send are the listed ones, informational fields and all: each must be
+    # loaded the quick way, to what the schema loads.
+    seen: set[str] = set()
+
+    def listed(_state, _seat, _move, options, *rest) -> None:  # type: ignore[no-untyped-def]
+        for option in options[:40]:
+            schema, check = schemas.MOVE_CHECKS[option["type"]]
+            assert orjson.dumps(check(option)) == orjson.dumps(schema.load(option)), option
+            seen.add(option["type"])
+
+    play_random_game(map_id, 3, f"compiled-{map_id}", random.Random(3), cash=60, on_move=listed)
+    assert {"bid", "build", "deliver", "select_action", "issue_shares", "pass"} <= seen, seen
+
+
+def test_a_schema_with_a_field_or_rule_the_compiler_does_not_know_is_left_to_marshmallow() -> None:
+    from marshmallow import fields, validate
+
+    unknown_rule = schemas.Strict.from_dict(
+        {"type": fields.String(validate=validate.ContainsOnly(["a"]))})()
+    unknown_field = schemas.Strict.from_dict({"when": fields.DateTime()})()
+    with_default = schemas.Strict.from_dict({"n": schemas.StrictInt(load_default=3)})()
+    known = schemas.Strict.from_dict({"n": schemas.StrictInt(validate=validate.Range(0, 5))})()
+    for schema in (unknown_rule, unknown_field, with_default):
+        with pytest.raises(compiled.NotCompilable):
+            compiled.compile_schema(schema)
+    table = compiled.compile_schemas({"a": unknown_rule, "b": known})
+    assert list(table) == ["b"] and table["b"][1]({"n": 5}) == {"n": 5}
+    for body in ({"n": 6}, {"n": True}, {"n": 2.0}, {"m": 1}, {"n": 1, "m": 1}, [1]):
+        with pytest.raises(compiled.Unsure):
+            table["b"][1](body)

@@ -120,8 +120,9 @@ def seat_request(game_id: str, *, with_move: bool = False) -> SeatRequest:
     token, token_seat = tokens.token_game(token, game_id)
     key = idempotency_key()
     move, body_seat = read_move() if with_move else (None, None)
-    stored = games().load(game_id)
-    seat = games().authenticate(stored, token, token_seat)
+    referee = games()
+    stored = referee.load(game_id)
+    seat = referee.authenticate(stored, token, token_seat)
     if body_seat is not None and body_seat != seat:
         raise ApiError(403, "SEAT_MISMATCH", f"the token is seat {seat}'s, not seat {body_seat}'s")
     return SeatRequest(game_id, seat, stored, token, key, move)
