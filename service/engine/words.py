@@ -14,6 +14,7 @@ worded as it is made (the answer of GET legal-moves).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any, cast
 
 import orjson
@@ -81,12 +82,12 @@ class Teller:
 
     def __init__(self, map_id: str, names: Sequence[str]) -> None:
         self.map_id = map_id
-        self.names = list(names)
+        self.names = tuple(names)
         self.places: Places = places(map_id)
 
     @classmethod
     def of(cls, state: State) -> Teller:
-        return cls(state["map"], [p["name"] for p in state["players"]])
+        return _teller(state["map"], tuple([p["name"] for p in state["players"]]))
 
     def who(self, seat: object) -> str:
         if isinstance(seat, int) and 0 <= seat < len(self.names):
@@ -209,6 +210,12 @@ class Teller:
             return self.build(seat, h, tile, "upgrade", move.get("cost"), tracks, None,
                               [t for t in tracks if t not in had_tracks])
         return self.build(seat, h, tile, "redirect", move.get("cost"), tracks, None)
+
+
+@lru_cache(maxsize=1 << 10)
+def _teller(map_id: str, names: tuple[str, ...]) -> Teller:
+    """A game's Teller, kept (every log entry asks for one): it holds nothing but its key."""
+    return Teller(map_id, names)
 
 
 def _tile(tracks: Sequence[tuple[int, ...]]) -> str | None:

@@ -29,8 +29,9 @@ def now_ms() -> int:
 
 def rfc3339(ms: int) -> str:
     """`2024-05-01T12:00:00.123Z`: RFC 3339, UTC, milliseconds."""
-    stamp = datetime.fromtimestamp(ms // 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S")
-    return f"{stamp}.{ms % 1000:03d}Z"
+    seconds, millis = divmod(ms, 1000)
+    # time's strftime: half the cost of datetime's, and every log entry has a time.
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
 
 
 def parse_ms(text: str) -> int:
