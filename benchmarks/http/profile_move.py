@@ -20,23 +20,42 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 import redis
+from flask.testing import FlaskClient
 
 from benchmarks.http.run import HOST, PLAYERS, free_port, played_game
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=3, help="whole games of moves to play")
-    parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--sort", default="tottime")
-    parser.add_argument("--callers", default=None, help="also who calls these (a regex)")
-    parser.add_argument("--no-profile", action="store_true")
-    args = parser.parse_args(argv)
+@dataclass
+class Bench:
+    """The benchmark's app in process on a private redis-server, its games' moves ready to post
+    in order (`requests`: path, body, headers) and the floor's state stored."""
 
+    http: FlaskClient
+    requests: list[tuple[str, bytes, dict]]
+
+    def post_moves(self) -> Iterator[None]:
+        """Posts the moves one by one, yielding after each (a caller can count or time them)."""
+        for path, data, headers in self.requests:
+            response = self.http.post(path, data=data, headers=headers,
+                                      content_type="application/json")
+            assert response.status_code == 200, response.data
+            yield
+
+    def post_floor(self) -> None:
+        self.http.post("/bench/floor/0")
+
+
+@contextmanager
+def bench(games: int) -> Iterator[Bench]:
+    """Bench's set-up, torn down after: a private redis-server, the app (its JSON log lines go
+    to a file, as under the benchmark to its log), `games` seeded whole games created."""
     workdir = Path(tempfile.mkdtemp(prefix="aos-profile-"))
     port = free_port()
     server = subprocess.Popen(
@@ -44,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
          HOST, "--save", "", "--appendonly", "no", "--dir", str(workdir)],
         stdout=subprocess.DEVNULL,
     )
+    stderr = sys.stderr
     try:
         client = redis.Redis(port=port)
         for _ in range(100):
@@ -55,15 +75,12 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.update({"REDIS_URL": f"redis://{HOST}:{port}/0", "AOS_RATE_LIMITS": "off",
                            "AOS_MAX_REQUESTS_PER_ADDRESS": "100000",
                            "AOS_MAX_WAITS_PER_ADDRESS": "100000"})
-        log = (workdir / "service.log").open("w")
-        sys.stderr = log  # the JSON log lines, written as in production, but not over the figures
+        sys.stderr = (workdir / "service.log").open("w")
         from benchmarks.http.bench_app import create_bench_app
 
-        app = create_bench_app()
-        http = app.test_client()
-        seeds = [f"bench-{n}" for n in range(args.games)]
+        http = create_bench_app().test_client()
         requests: list[tuple[str, bytes, dict]] = []
-        for seed in seeds:
+        for seed in [f"bench-{n}" for n in range(games)]:
             script = played_game(seed)
             body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)],
                     "seed": seed}
@@ -75,42 +92,48 @@ def main(argv: list[str] | None = None) -> int:
         mid = orjson.loads(http.get(requests[len(requests) // 3][0].rsplit("/", 1)[0]).data)
         client.hset("bench:floor:{0}", mapping={"version": 0, "state": orjson.dumps(
             {"state": mid, "view": mid})})
+        yield Bench(http, requests)
+    finally:
+        sys.stderr = stderr
+        server.terminate()
+        server.wait(30)
+        shutil.rmtree(workdir, ignore_errors=True)
 
-        def moves() -> None:
-            for path, data, headers in requests:
-                response = http.post(path, data=data, headers=headers,
-                                     content_type="application/json")
-                assert response.status_code == 200, response.data
 
-        def floors() -> None:
-            for _ in requests:
-                http.post("/bench/floor/0")
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=3, help="whole games of moves to play")
+    parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--sort", default="tottime")
+    parser.add_argument("--callers", default=None, help="also who calls these (a regex)")
+    parser.add_argument("--no-profile", action="store_true")
+    args = parser.parse_args(argv)
 
+    with bench(args.games) as ready:
+        count = len(ready.requests)
         # Warm: one floor run; the moves can't be played twice, so they are measured once.
-        floors()
+        for _ in range(count):
+            ready.post_floor()
         profile = cProfile.Profile() if not args.no_profile else None
         started = time.perf_counter()
         if profile:
             profile.enable()
-        moves()
+        for _ in ready.post_moves():
+            pass
         if profile:
             profile.disable()
-        move_ms = (time.perf_counter() - started) * 1000 / len(requests)
+        move_ms = (time.perf_counter() - started) * 1000 / count
         started = time.perf_counter()
-        floors()
-        floor_ms = (time.perf_counter() - started) * 1000 / len(requests)
-        sys.stderr = sys.__stderr__
-        print(f"{len(requests)} POST moves: {move_ms:.3f} ms each"
-              f"{' (profiled)' if profile else ''}; floor {floor_ms:.3f} ms each")
-        if profile:
-            stats = pstats.Stats(profile)
-            stats.sort_stats(args.sort).print_stats(args.top)
-            if args.callers:
-                stats.print_callers(args.callers)
-    finally:
-        server.terminate()
-        server.wait(30)
-        shutil.rmtree(workdir, ignore_errors=True)
+        for _ in range(count):
+            ready.post_floor()
+        floor_ms = (time.perf_counter() - started) * 1000 / count
+    print(f"{count} POST moves: {move_ms:.3f} ms each"
+          f"{' (profiled)' if profile else ''}; floor {floor_ms:.3f} ms each")
+    if profile:
+        stats = pstats.Stats(profile)
+        stats.sort_stats(args.sort).print_stats(args.top)
+        if args.callers:
+            stats.print_callers(args.callers)
     return 0
 
 
