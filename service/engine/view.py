@@ -11,8 +11,6 @@ from service.engine.contract_types import (
     AuctionView,
     BoardView,
     BuildView,
-    HexTrack,
-    Link,
     MapDetail,
     MapDetailFeatures,
     MapDetailHex,
@@ -32,12 +30,15 @@ if TYPE_CHECKING:
 
 
 def game_view(state: State, rules: Rules) -> RulesView:
-    return _game_view(state, rules, board_view(state, rules))
+    """The game view: its JSON (game_view_to_write) read back, so it shares nothing with the
+    state."""
+    return cast(RulesView, orjson.loads(orjson.dumps(game_view_to_write(state, rules))))
 
 
 def game_view_to_write(state: State, rules: Rules) -> RulesView:
-    """game_view for orjson to write: the board is its JSON already (an orjson.Fragment of
-    board_json), which orjson writes as it is, so no dicts are made of it to be written."""
+    """The game view for orjson to write (the stored view): it holds the state's own lists and
+    dicts, which orjson only reads, and its board is JSON already (an orjson.Fragment of
+    board_json), which orjson writes as it is."""
     return _game_view(state, rules, cast(BoardView, orjson.Fragment(board_json(state, rules))))
 
 
@@ -61,23 +62,23 @@ def _game_view(state: State, rules: Rules, board: BoardView) -> RulesView:
         "auction": _auction(state),
         "actions": {
             "available": [] if finished else rules.available_actions(state),
-            "taken": dict(state["actions"]["taken"]),
-            "locked": list(state["actions"]["locked"]),
+            "taken": state["actions"]["taken"],
+            "locked": state["actions"]["locked"],
         },
         "build": _build(state),
         "move_goods": ({"round": state["move_goods"]["round"],
-                        "locomotive_upgraded": list(state["move_goods"]["upgraded"])}
+                        "locomotive_upgraded": state["move_goods"]["upgraded"]}
                        if state["move_goods"] else None),
         "production": ({"seat": state["production"]["seat"],
-                        "drawn": list(state["production"]["drawn"])}
+                        "drawn": state["production"]["drawn"]}
                        if state["production"] else None),
-        "goods_display": {c: list(v) for c, v in state["display"].items()},
-        "bag": dict(state["bag"]),
+        "goods_display": state["display"],
+        "bag": state["bag"],
         "board": board,
         "scores": state["scores"],
         "seed_commitment": state["seed_commitment"],
         "reproducible": state["seed_given"],
-        "options": dict(state["options"]),
+        "options": state["options"],
     }
 
 
@@ -85,8 +86,8 @@ def _auction(state: State) -> AuctionView | None:
     a = state["auction"]
     if a is None:
         return None
-    return {"high_bid": a["high_bid"], "high_bidder": a["high_bidder"], "in": list(a["in"]),
-            "bids": dict(a["bids"]), "turn_order_pass_available": (
+    return {"high_bid": a["high_bid"], "high_bidder": a["high_bidder"], "in": a["in"],
+            "bids": a["bids"], "turn_order_pass_available": (
                 a["pass_holder"] is not None and not a["pass_used"])}
 
 
@@ -95,11 +96,6 @@ def _build(state: State) -> BuildView | None:
     if b is None:
         return None
     return {"seat": b["seat"], "tiles_left": b["tiles_left"], "urbanized": b["urbanized"]}
-
-
-def board_view(state: State, rules: Rules) -> BoardView:
-    """The board as clients see it (board_json, read back)."""
-    return cast(BoardView, orjson.loads(board_json(state, rules)))
 
 
 def board_json(state: State, rules: Rules) -> bytes:
@@ -143,6 +139,10 @@ class _BoardJson:
             for h, name in board.towns.items() for t in board.new_city_tiles.values()}
         self.new_city_tails = {t.letter: b',"new_city":' + orjson.dumps(t.letter) + b"}"
                                for t in board.new_city_tiles.values()}
+        # Each hex's JSON, and its place in (q, r) order by its state key.
+        self.hexes = {h: orjson.dumps(as_dict(h)).decode() for h in board.terrain}
+        self.order = {key(h): i for i, h in enumerate(sorted(board.terrain))}
+        self.keyed = {key(h): text for h, text in self.hexes.items()}
         self.kept: dict[tuple[bytes, frozenset[Hex]], bytes] = {}
 
     def tracks_and_links(self, state: State, rules: Rules) -> bytes:
@@ -153,11 +153,45 @@ class _BoardJson:
                  rules.trackless_stops(state))
         made = self.kept.get(track)
         if made is None:
-            made = orjson.dumps(_tracks(state)) + b',"links":' + orjson.dumps(_links(state, rules))
+            made = f'[{self.tracks(state)}],"links":[{self.links(state, rules)}]'.encode()
             if len(self.kept) >= self.KEPT:
                 self.kept.pop(next(iter(self.kept)), None)
             self.kept[track] = made
         return made
+
+    def tracks(self, state: State) -> str:
+        """The board's tracks in JSON, the entries without the brackets around them."""
+        track, towns = state["track"], state["towns"]
+        keys = track.keys() | towns.keys()
+        try:
+            ordered = sorted(keys, key=self.order.__getitem__)
+        except KeyError:  # track off the map: no map data says so, but the view shows it
+            ordered = sorted(keys, key=parse_key)
+        entries = []
+        for k in ordered:
+            pieces = ",".join([f'{{"edges":[{a},{b}],"owner":{"null" if o is None else o}}}'
+                               for a, b, o in track.get(k, ())])
+            at = self.keyed.get(k) or self.hex_text(parse_key(k))
+            entry = f'{{"hex":{at},"tracks":[{pieces}]'
+            if k in towns:
+                exits = ",".join([f'{{"edge":{e},"owner":{"null" if o is None else o}}}'
+                                  for e, o in towns[k]])
+                entry += f',"town_exits":[{exits}]'
+            entries.append(entry + "}")
+        return ",".join(entries)
+
+    def links(self, state: State, rules: Rules) -> str:
+        """The board's complete links in JSON, without the brackets around them."""
+        text = self.hex_text
+        return ",".join([
+            f'{{"id":"{link.link_id}","owner":{"null" if link.owner is None else link.owner},'
+            f'"stops":[{text(link.stops[0])},{text(link.stops[1])}],'
+            f'"hexes":[{",".join([text(h) for h in link.hexes()])}],"segments":{len(link.pieces)}}}'
+            for link in rules.network(state).links()])
+
+    def hex_text(self, h: Hex) -> str:
+        text = self.hexes.get(h)
+        return f'{{"q":{h[0]},"r":{h[1]}}}' if text is None else text
 
 
 def _head(entry: dict) -> bytes:
@@ -173,23 +207,6 @@ def _board_json(board: MapData) -> _BoardJson:
     if made is None or made.board is not board:  # made again for another MapData of the map
         made = _BOARDS[board.id] = _BoardJson(board)
     return made
-
-
-def _tracks(state: State) -> list[HexTrack]:
-    tracks: list[HexTrack] = []
-    for k in sorted(set(state["track"]) | set(state["towns"]), key=lambda k: parse_key(k)):
-        entry: HexTrack = {"hex": as_dict(parse_key(k)),
-                           "tracks": [{"edges": [a, b], "owner": o} for a, b, o in state["track"].get(k, [])]}
-        if k in state["towns"]:
-            entry["town_exits"] = [{"edge": e, "owner": o} for e, o in state["towns"][k]]
-        tracks.append(entry)
-    return tracks
-
-
-def _links(state: State, rules: Rules) -> list[Link]:
-    return [{"id": link.link_id, "owner": link.owner, "stops": [as_dict(h) for h in link.stops],
-             "hexes": [as_dict(h) for h in link.hexes()], "segments": len(link.pieces)}
-            for link in rules.network(state).links()]
 
 
 def maps() -> list[MapSummary]:
