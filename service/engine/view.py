@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from contextlib import suppress
 from typing import TYPE_CHECKING, cast
 
 import orjson
@@ -105,15 +108,9 @@ def board_json(state: State, rules: Rules) -> bytes:
     once per map (_BoardJson); the tracks and links, the dearest part, are kept per track, which
     most moves leave as it was."""
     board = _board_json(rules.map)
-    new_cities, cubes = state["new_cities"], state["cubes"]
-    cities = [b"".join((head, orjson.dumps(cubes.get(k, ())), _NO_NEW_CITY)) for k, head in board.cities]
-    cities += [b"".join((board.new_city_heads[k, letter], orjson.dumps(cubes.get(k, ())),
-                         board.new_city_tails[letter]))
-               for k, letter in sorted(new_cities.items())]
-    towns = [town for k, town in board.towns if k not in new_cities]
     features = rules.board_features(state)
     return b"".join((b'{"tracks":', board.tracks_and_links(state, rules), b',"cities":[',
-                     b",".join(cities), b'],"towns":[', b",".join(towns),
+                     board.cities_and_towns(state),
                      b"]," + orjson.dumps(features)[1:] if features else b"]}"))
 
 
@@ -123,10 +120,10 @@ _NO_NEW_CITY = b',"new_city":null}'
 class _BoardJson:
     """One map's pieces of the board's JSON, made from the map data alone (so kept for good):
     each city up to its goods, each town whole, and each town as each new city it may become up
-    to its goods and after them. Keeps the tracks and links of the last few tracks seen too
-    (tracks_and_links)."""
+    to its goods and after them. Keeps the last few tracks and links made too, and the last few
+    cities and towns (by what they are made of: most moves change neither)."""
 
-    KEPT = 256  # tracks and links kept: a few per game a worker serves at once
+    KEPT = 256  # of each: a few per game a worker serves at once
 
     def __init__(self, board: MapData) -> None:
         self.board = board
@@ -143,21 +140,32 @@ class _BoardJson:
         self.hexes = {h: orjson.dumps(as_dict(h)).decode() for h in board.terrain}
         self.order = {key(h): i for i, h in enumerate(sorted(board.terrain))}
         self.keyed = {key(h): text for h, text in self.hexes.items()}
-        self.kept: dict[tuple[bytes, frozenset[Hex]], bytes] = {}
+        self.kept_tracks = _Kept(self.KEPT)
+        self.kept_cities = _Kept(self.KEPT)
 
     def tracks_and_links(self, state: State, rules: Rules) -> bytes:
         """`[tracks],"links":[links]` of the board's JSON, kept by what they are made of: the
         track and town exits with their owners, the new cities and the map's trackless stops
         (all that Network reads of a state)."""
-        track = (orjson.dumps((state["track"], state["towns"], state["new_cities"])),
-                 rules.trackless_stops(state))
-        made = self.kept.get(track)
-        if made is None:
-            made = f'[{self.tracks(state)}],"links":[{self.links(state, rules)}]'.encode()
-            if len(self.kept) >= self.KEPT:
-                self.kept.pop(next(iter(self.kept)), None)
-            self.kept[track] = made
-        return made
+        made_of = (orjson.dumps((state["track"], state["towns"], state["new_cities"])),
+                   rules.trackless_stops(state))
+        return self.kept_tracks.made(
+            made_of, lambda: f'[{self.tracks(state)}],"links":[{self.links(state, rules)}]'.encode())
+
+    def cities_and_towns(self, state: State) -> bytes:
+        """`cities],"towns":[towns` of the board's JSON: the cities with their goods and the
+        towns not made new cities, kept by the goods and the new cities."""
+        made_of = orjson.dumps((state["cubes"], state["new_cities"]))
+        return self.kept_cities.made(made_of, lambda: self._cities_and_towns(state))
+
+    def _cities_and_towns(self, state: State) -> bytes:
+        new_cities, cubes = state["new_cities"], state["cubes"]
+        cities = [b"".join((head, orjson.dumps(cubes.get(k, ())), _NO_NEW_CITY)) for k, head in self.cities]
+        cities += [b"".join((self.new_city_heads[k, letter], orjson.dumps(cubes.get(k, ())),
+                             self.new_city_tails[letter]))
+                   for k, letter in sorted(new_cities.items())]
+        towns = [town for k, town in self.towns if k not in new_cities]
+        return b",".join(cities) + b'],"towns":[' + b",".join(towns)
 
     def tracks(self, state: State) -> str:
         """The board's tracks in JSON, the entries without the brackets around them."""
@@ -192,6 +200,25 @@ class _BoardJson:
     def hex_text(self, h: Hex) -> str:
         text = self.hexes.get(h)
         return f'{{"q":{h[0]},"r":{h[1]}}}' if text is None else text
+
+
+class _Kept:
+    """The JSON texts of the last few things made, by what each is made of (hashable); the
+    oldest goes first when it is full."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.texts: OrderedDict[Hashable, bytes] = OrderedDict()
+
+    def made(self, made_of: Hashable, make: Callable[[], bytes]) -> bytes:
+        text = self.texts.get(made_of)
+        if text is None:
+            text = make()
+            if len(self.texts) >= self.size:
+                with suppress(KeyError):  # another thread took the last one out
+                    self.texts.popitem(last=False)  # one call: safe beside other threads
+            self.texts[made_of] = text
+        return text
 
 
 def _head(entry: dict) -> bytes:

@@ -63,3 +63,16 @@ def test_the_board_kept_per_track_is_the_board_made_again():
             view._BOARDS.clear()
             assert view.board_json(state, rules) == board
             assert orjson.dumps(game.view_to_write(state)) == orjson.dumps(game.view(state))
+
+
+def test_what_is_kept_is_bounded_and_the_oldest_goes_first():
+    from service.engine.view import _Kept
+
+    kept = _Kept(2)
+    made: list[str] = []
+
+    def make(text: str):  # type: ignore[no-untyped-def]
+        return lambda: made.append(text) or text.encode()
+
+    assert [kept.made(k, make(k)) for k in ("a", "b", "a", "c", "a")] == [b"a", b"b", b"a", b"c", b"a"]
+    assert made == ["a", "b", "c", "a"] and list(kept.texts) == ["c", "a"]
