@@ -23,7 +23,10 @@ import gc
 import random
 import time
 
-from service.engine.game import MAP_IDS
+from service.engine import words
+from service.engine.game import MAP_IDS, view_to_write
+from service.engine.layout import GivenMove, State
+from service.engine.places import places
 from service.engine.playout import play_random_game
 
 # (young, middle, old): a young collection every 10,000 container allocations (700 by default).
@@ -42,13 +45,30 @@ def warm_up(games_per_map: int = 1, settle: bool = True) -> float:
         return 0.0
     started = time.perf_counter()
     for map_id in MAP_IDS:
-        chooser = random.Random(map_id)
-        for n in range(games_per_map):
-            play_random_game(map_id, 4, f"warm-up-{n}", chooser, cash=300)
+        _warm_map(map_id, games_per_map)
     if settle:
         settle_collector()
     _warmed = True
     return time.perf_counter() - started
+
+
+def _warm_map(map_id: str, games: int) -> None:
+    chooser = random.Random(map_id)
+    worded: list[bool] = []
+
+    def word_one_build_turn(before: State, seat: int, move: GivenMove, *_: object) -> None:
+        # One build turn's listing in words fills the per-hex pieces of its hexes (words.py).
+        if move["type"] == "build" and not worded:
+            worded.append(True)
+            words.listing(before, seat)
+
+    for n in range(games):
+        final, _ = play_random_game(map_id, 4, f"warm-up-{n}", chooser, cash=300,
+                                    on_move=word_one_build_turn)
+    # The map's hex labels (places.py: 20-40 ms a map, from the whole map's geometry) and the
+    # view's pieces, which the first move and the first listing would pay otherwise.
+    places(map_id)
+    view_to_write(final)
 
 
 def settle_collector() -> None:

@@ -86,3 +86,28 @@ def test_warm_up_settles_the_collector_only_when_it_warms() -> None:
     assert settled["frozen"] > 20_000  # the modules and the kept geometry
     assert collector_after(1, "no") == {"before": [700, 10, 10], "after": [700, 10, 10], "frozen": 0}
     assert collector_after(0, "settle") == {"before": [700, 10, 10], "after": [700, 10, 10], "frozen": 0}
+
+
+# What the first move's words and view need of each map, after warm_up(N) in a fresh process.
+_WORDS = """
+import json, sys
+from service.engine import game, places, view, warm, words
+warm.warm_up(int(sys.argv[1]))
+print(json.dumps({"places": places.places.cache_info().currsize, "boards": sorted(view._BOARDS),
+                  "hexes": [len(known) for _, known in words._HEX_PIECES.values()]}))
+"""
+
+
+def test_warm_up_fills_each_map_s_labels_view_pieces_and_worded_hexes() -> None:
+    # Without them a worker's first move on a map spent 20-40 ms labelling the map's hexes.
+    def after(games: int) -> dict:
+        done = subprocess.run([sys.executable, "-c", _WORDS, str(games)], cwd=ROOT, check=True,
+                              capture_output=True, text=True)
+        return orjson.loads(done.stdout)
+
+    from service.engine.game import MAP_IDS
+
+    warm = after(1)
+    assert warm["places"] == len(MAP_IDS) and warm["boards"] == sorted(MAP_IDS)
+    assert len(warm["hexes"]) == len(MAP_IDS) and min(warm["hexes"]) > 0
+    assert after(0) == {"places": 0, "boards": [], "hexes": []}
