@@ -273,9 +273,9 @@ def listing(state: State, seat: int) -> list[Any]:
     """with_texts(state, seat, game.legal_moves(state, seat)), to be serialized (orjson) into the
     same JSON, worked out in one go: in a build turn the builds (hundreds of them) are worded
     and written as the listing makes them, from what it knows there (the hex, what it holds,
-    each shape of the surrounding), each one its JSON text already (an orjson.Fragment: no dict
-    per move, nothing left for orjson to do), with the words of each shape kept per listing of
-    a surrounding (ListedBuilds). The other moves are dicts, worded as with_texts words them."""
+    each shape of the surrounding), all of them one JSON text already (an orjson.Fragment in
+    the list where they come: no dict per move, nothing left for orjson to do), a hex's kept
+    per situation (ListedBuilds). The other moves are dicts, worded as with_texts words them."""
     if state["phase"] != "build" or game.active_seat(state) != seat:
         return with_texts(state, seat, game.legal_moves(state, seat))
     return build.legal(state, rules_for(state["map"]), seat, ListedBuilds(state, seat))
@@ -296,6 +296,20 @@ _TOWN_PHRASES: dict[tuple[int, tuple[str, ...]], tuple[TownListing, Phrases]] = 
 _PHRASES_KEPT = 1 << 15
 
 
+# Where the builder's name goes in the kept JSON of builds (ListedBuilds): a character that
+# JSON text never holds as it is (orjson escapes every control character), so the kept texts
+# serve every player, and one replace over a listing's builds names the builder.
+WHO = "\x00"
+# The builds kept per map and tiles left (ListedBuilds.kept): a few thousand situations of a
+# hex, some hundred bytes each; the bound only guards memory.
+_BUILDS_KEPT = 1 << 13
+_KEPT_BUILDS: dict[tuple[int, tuple], tuple[Places, dict[Any, build.HexBuilds]]] = {}
+# The pieces of a build's JSON that its cost makes (ListedBuilds._price), on an empty hex and
+# on one with track: from the cost to the builder's name, and the price to the end.
+_PRICED: tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]] = ({}, {})
+_AFTER_COST = f',"text":"{WHO}'
+
+
 class ListedBuilds:
     """The builds of a listing as the answer writes them, made as the listing makes them
     (build.BuildWords). A build's JSON is with_texts' move serialized,
@@ -306,33 +320,35 @@ class ListedBuilds:
     (a, b) per shape (_track_phrase, _town_phrase). It is joined from pieces kept as far out as
     they are shared: per hex its head (up to the tracks) and where it is; per shape of the
     surrounding's listing its tracks to `"cost":`, a and b; per price the cost to who and the
-    price to the end. Every piece is escaped on its own (_in_json). The turn's other moves
-    (urbanize, the map's own, end_build) stay dicts and get their texts as with_texts's."""
+    price to the end. Every piece is escaped on its own (_in_json). The builder's name is WHO
+    in all of them, so that a hex's builds, once made, are kept for every listing of the map
+    (`kept`), and put in once the listing's builds are joined (`joined`). The turn's other
+    moves (urbanize, the map's own, end_build) stay dicts and get their texts as with_texts's."""
 
     def __init__(self, state: State, seat: int) -> None:
         self.state, self.seat = state, seat
         self.teller = teller = Teller.of(state)
         self.places = teller.places
         self.hexes = _hex_pieces(teller.places)
-        self.after_cost = f',"text":"{_in_json(teller.who(seat))}'
-        # The pieces each cost makes (_price), on an empty hex and on one with track.
-        self.priced: tuple[dict[int, tuple[str, str]], dict[int, tuple[str, str]]] = ({}, {})
-        # orjson's stub types a Fragment as a tuple; it is made of JSON text.
-        self.answer = cast(Callable[[str], Any], orjson.Fragment)
+        self.who = _in_json(teller.who(seat))
+
+    def kept(self, *context: object) -> dict[Any, build.HexBuilds]:
+        at = self.places
+        known = _KEPT_BUILDS.get((id(at), context))
+        if known is None or known[0] is not at:
+            if sum(len(kept) for _, kept in _KEPT_BUILDS.values()) >= _BUILDS_KEPT:
+                _KEPT_BUILDS.clear()
+            known = _KEPT_BUILDS[(id(at), context)] = (at, {})
+        return known[1]
 
     def track_words(self, h: Hex, old_tracks: frozenset[Track], listing: TrackListing,
                     costs: Sequence[int | None]) -> build.HexWords:
         known = _TRACK_PHRASES.get(id(listing))
         phrases = known[1] if known is not None and known[0] is listing else _track_phrases(
             listing, old_tracks)
-        priced = self.priced[bool(old_tracks)]
-        if len(costs) == 1:  # one kind of build on the hex, as on most
-            cost = costs[0]
-            prices: list[tuple[str, str] | None] = [
-                None if cost is None else priced.get(cost) or self._price(cost, bool(old_tracks))]
-        else:
-            prices = [None if c is None else priced.get(c) or self._price(c, bool(old_tracks))
-                      for c in costs]
+        had = bool(old_tracks)
+        priced = _PRICED[had]
+        prices = [None if c is None else priced.get(c) or _price(c, had) for c in costs]
         head, _, where, _ = self.hexes.get(h) or self._pieces(h)
         return head, where, phrases, prices
 
@@ -342,28 +358,33 @@ class ListedBuilds:
         known = _TOWN_PHRASES.get((id(listing), compass))
         phrases = known[1] if known is not None and known[0] is listing else _town_phrases(
             listing, old_exits, compass)
-        priced = self.priced[True]
-        prices = [priced.get(base + extra) or self._price(base + extra, True)
+        priced = _PRICED[True]
+        prices = [priced.get(base + extra) or _price(base + extra, True)
                   for _, _, base, _, _ in listing.shapes]
         _, head, _, town = self.hexes.get(h) or self._pieces(h)
         return head, town, phrases, prices
+
+    def joined(self, texts: list[str]) -> Any:
+        # orjson's stub types a Fragment as a tuple; it is made of JSON text.
+        return cast(Any, orjson.Fragment(",".join(texts).replace(WHO, self.who)))
 
     def word(self, moves: list[Any]) -> None:
         for move, text in zip(moves, _texts(self.teller, self.state, self.seat, moves),
                               strict=True):
             move["text"] = text
 
-    def _price(self, cost: int, had: bool) -> tuple[str, str]:
-        """The pieces of a build's JSON its cost makes: up to who builds, and the price to the
-        end. On an empty hex with_texts writes "$" and the cost, as Teller.build does for a
-        cost that is not below 0 (no build's is), on another money(cost)."""
-        price = money(cost) if had else f"${cost}"
-        pieces = self.priced[had][cost] = (f"{cost}{self.after_cost}", f'{_in_json(price)}"}}')
-        return pieces
-
     def _pieces(self, h: Hex) -> HexPieces:
         pieces = self.hexes[h] = _hex_piece(self.places, h)
         return pieces
+
+
+def _price(cost: int, had: bool) -> tuple[str, str]:
+    """The pieces of a build's JSON its cost makes: up to who builds, and the price to the end.
+    On an empty hex with_texts writes "$" and the cost, as Teller.build does for a cost that is
+    not below 0 (no build's is), on another money(cost)."""
+    price = money(cost) if had else f"${cost}"
+    pieces = _PRICED[had][cost] = (f"{cost}{_AFTER_COST}", f'{_in_json(price)}"}}')
+    return pieces
 
 
 def _track_phrases(listing: TrackListing, old_tracks: frozenset[Track]) -> Phrases:

@@ -162,3 +162,22 @@ def test_a_listing_written_as_json_escapes_names_as_orjson_does() -> None:
                 with_texts(state, seat, options))
         state, _ = game.play(state, seat, chooser.choice(options))
     assert builds == 6
+
+
+def test_builds_kept_from_one_listing_answer_another_player_s_own() -> None:
+    # A hex's builds are kept per situation for every listing of the map (ListedBuilds.kept),
+    # with the builder's name put in per listing: the same turn listed for players of other
+    # names, and for another seat of the same game, reads each one's own words.
+    chooser = random.Random(5)
+    state = game.new_game("rust_belt", NAMES, seed="kept")
+    while state["phase"] != "build" or state["round"] < 2:
+        seat = game.active_seat(state)
+        assert seat is not None
+        state, _ = game.play(state, seat, chooser.choice(game.legal_moves(state, seat)))
+    seat = game.active_seat(state)
+    assert seat is not None
+    for names in (NAMES, ['Zoë "Z"', "Y", "X", "W"], NAMES):
+        renamed = {**state, "players": [{**p, "name": n} for p, n in zip(state["players"], names,
+                                                                          strict=True)]}
+        assert orjson.dumps(listing(renamed, seat)) == orjson.dumps(
+            with_texts(renamed, seat, game.legal_moves(renamed, seat)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -298,15 +298,14 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
             if h in hexes and h not in found and table[h].row[edge][1] in (None, "closed"):
                 change(h, edge, "city")
     # A track end facing a hex across an edge the map neither settles nor closes.
-    for (t, e), piece in net.end_index.items():
-        h = around(t)[e]
-        if h not in hexes or h in found or t in cities:
+    facing = _facing_table(rules.map)
+    for end, piece in net.end_index.items():
+        h, edge, known = facing[end]
+        if known is not None or h not in hexes or h in found or end[0] in cities:
             continue
-        edge = (e + 3) % 6
-        if table[h].row[edge][1] is None:
-            owner = owners[piece]
-            change(h, edge, "own" if owner == seat else "opponent" if owner is not None
-                   else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
+        owner = owners[piece]
+        change(h, edge, "own" if owner == seat else "opponent" if owner is not None
+               else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
     for h, statuses in changed.items():
         found[h] = tuple(statuses)
     return found
@@ -681,14 +680,15 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
     for c in net.cities - board.cities.keys():  # new cities, a map's trackless stops
         found.update(around(c))
     found.update([h for h, on_hex in net.by_hex.items() if on_hex])
-    found.update([around(h)[e] for h, e in net.end_index])
+    facing = _facing_table(board)
+    found.update([facing[end][0] for end in net.end_index])
     found &= _passable(board)
     found -= {parse_key(k) for k in open_build_turn(state)["built"]}
     found -= net.cities
     # A map that keeps the base hook closes no hex: skip asking it once per hex.
-    if type(rules).hex_closed is BaseRules.hex_closed:
-        return sorted(found)
-    return sorted(h for h in found if not rules.hex_closed(state, h))
+    if type(rules).hex_closed is not BaseRules.hex_closed:
+        found = {h for h in found if not rules.hex_closed(state, h)}
+    return sorted(found, key=_rank_table(board).__getitem__)
 
 
 _NEXT_TO_CITIES: dict[int, tuple[object, frozenset[Hex]]] = {}
@@ -703,20 +703,69 @@ def _next_to_cities(board) -> frozenset[Hex]:
     return known[1]
 
 
+_RANKS: dict[int, tuple[object, dict[Hex, int]]] = {}
+
+
+def _rank_table(board) -> dict[Hex, int]:
+    """Each hex of the map by its place in the hexes' order (q, then r), which sorts the
+    candidates on whole numbers rather than pairs: once per map."""
+    known = _RANKS.get(id(board))
+    if known is None or known[0] is not board:
+        known = _RANKS[id(board)] = (board, {h: i for i, h in enumerate(sorted(board.terrain))})
+    return known[1]
+
+
+# Per track end of a hex of the map (the hex, its edge): the hex it faces, the edge of that hex
+# it faces, and what lies across that edge whatever the state (HexEdges; "off" when the hex
+# faced is off the map).
+Facing = tuple[Hex, int, EdgeStatus | None]
+_FACING: dict[int, tuple[object, dict[tuple[Hex, int], Facing]]] = {}
+
+
+def _facing_table(board) -> dict[tuple[Hex, int], Facing]:
+    """The Facing of every edge of every hex of the map: once per map."""
+    known = _FACING.get(id(board))
+    if known is None or known[0] is not board:
+        table = _edge_table(board)
+        facing: dict[tuple[Hex, int], Facing] = {}
+        for t in board.terrain:
+            for e, n in enumerate(around(t)):
+                edge = (e + 3) % 6
+                facing[(t, e)] = (n, edge, table[n].row[edge][1] if n in table else "off")
+        known = _FACING[id(board)] = (board, facing)
+    return known[1]
+
+
 # What words give a hex's builds, as pieces of their JSON: the head (up to the tracks or the
 # exits), where the hex is, per shape of its listing (what it makes up to the cost, the words
 # before where, the words after) and per price (None: not priced) the cost up to the words and
-# the price to the end. A build is head + made + cost + a + where + b + price.
+# the price to the end. A build is head + made + cost + a + where + b + price, with the
+# builder's name left out (BuildWords.joined puts it in).
 HexWords = tuple[str, str, Sequence[tuple[str, str, str]], Sequence[tuple[str, str] | None]]
 
 
-class BuildWords(Protocol):
-    """The builds of a listing made to be answered (words.ListedBuilds, words.listing), each its
-    JSON text with its words: asked once per hex, for every shape of its listing, and joined for
-    each move kept (the hot loop: one string made per move, no dict to make and serialize)."""
+class HexBuilds(NamedTuple):
+    """A hex's builds as words make them (BuildWords.kept), for one situation of the hex: the
+    listing of its surrounding (held, so that its id in the key is never another's), the
+    builds that need no loop check joined into one text, and, when some shape does need one,
+    every build's text with its geometry instead (None: no loop check)."""
 
-    # What makes a move of its JSON text, for the listing (orjson.Fragment).
-    answer: Callable[[str], Any]
+    listing: object
+    joined: str
+    checked: tuple[tuple[str, Geometry | None], ...] | None
+
+
+class BuildWords(Protocol):
+    """The builds of a listing made to be answered (words.ListedBuilds, words.listing), as JSON
+    text with their words: a hex's builds are made once per situation of the hex (what it
+    holds, what lies around it, what each kind of build costs there, the tiles left) and kept
+    for every listing of the map that meets it again (`kept`); a listing then only checks
+    loops and joins texts (the hot loop: no dict to make and serialize, no string per move)."""
+
+    def kept(self, *context: object) -> dict[Any, HexBuilds]:
+        """The hexes' builds kept for this map and `context` (the tiles left, and what else
+        the listing shares), by the rest of their situation."""
+        ...
 
     def track_words(self, h: Hex, old_tracks: frozenset[T.Track], listing: S.TrackListing,
                     costs: Sequence[int | None]) -> HexWords:
@@ -726,6 +775,11 @@ class BuildWords(Protocol):
     def town_words(self, h: Hex, old_exits: frozenset[int], listing: S.TownListing,
                    extra: int) -> HexWords:
         """The pieces of a town's builds, a price per set of exits with the surcharge `extra`."""
+        ...
+
+    def joined(self, texts: list[str]) -> Any:
+        """The listing's builds, the JSON texts `texts` made from HexWords, as one JSON value
+        of as many moves (orjson.Fragment) with the builder's name put in."""
         ...
 
     def word(self, moves: list[Move]) -> None:
@@ -762,8 +816,13 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
     once per kind of build on a hex, the loop check per shape. The hot loop of the engine:
     the listing of a build turn names a few hundred moves.
 
-    With `words` the moves are made to be answered (words.listing): each is its JSON text
-    with its words (BuildWords); without, every move is a JSON value of its own."""
+    With `words` the moves are made to be answered (words.listing): their JSON text with their
+    words, in one piece (_worded_builds); without, every move is a JSON value of its own."""
+    if words is not None:
+        texts = _worded_builds(ctx, words)
+        if texts:
+            moves.append(words.joined(texts))
+        return
     state, seat, net = ctx.state, ctx.seat, ctx.net
     supply = state["supply"]
     left = {t for t in supply if tile_left(supply, None, t)}
@@ -788,25 +847,15 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
         if h in towns:
             old_exits = frozenset(p[1] for p in old)
             town_listing = S.town_listing(old_exits, seat in old.values(), status, owns)
-            if not town_listing.shapes:
-                continue
             # A shape that takes a disk is out when none is left and the hex gives none back.
             no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
-            if words is not None:
-                head, town_name, phrases, prices = words.town_words(h, old_exits, town_listing,
-                                                                    extra)
-            for i, (tiles_made, uses_disk, base, exits, town) in enumerate(town_listing.shapes):
+            for tiles_made, uses_disk, base, exits, town in town_listing.shapes:
                 if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
                         uses_disk and no_disk) or (
                         town is not None and _closes_loop_listed(ctx, h, old, town)):
                     continue
-                if words is None:
-                    moves.append({"type": "build", "hex": {"q": q, "r": r},
-                                  "town_exits": list(exits), "cost": base + extra})
-                else:
-                    made, a, b = phrases[i]
-                    cost, price = prices[i]  # type: ignore[misc]  # every exits' is priced
-                    moves.append(words.answer(f"{head}{made}{cost}{a}{town_name}{b}{price}"))
+                moves.append({"type": "build", "hex": {"q": q, "r": r},
+                              "town_exits": list(exits), "cost": base + extra})
             continue
         old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
         listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING, status,
@@ -819,18 +868,6 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
         for geo in listing.kinds:
             base = _track_cost(ctx, h, old_tile, geo) if old else new_tile_cost(state, h, geo.kind)
             costs.append(None if base > budget else base + extra)
-        if words is not None:
-            head, where, phrases, prices = words.track_words(h, old_tracks, listing, costs)
-            answer = words.answer
-            for (k, tile, _, _, loop_geo), (made, a, b) in zip(listing.shapes, phrases,
-                                                               strict=True):
-                priced = prices[k]
-                if priced is None or (tile not in left and tile != old_tile) or (
-                        loop_geo is not None and _closes_loop_listed(ctx, h, old, loop_geo)):
-                    continue
-                cost, price = priced
-                moves.append(answer(f"{head}{made}{cost}{a}{where}{b}{price}"))
-            continue
         for k, tile, edges, _, loop_geo in listing.shapes:
             cost = costs[k]
             if cost is None or (tile not in left and tile != old_tile) or (
@@ -841,6 +878,157 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
                       else [[edges[0], edges[1]], [edges[2], edges[3]]])
             moves.append({"type": "build", "hex": {"q": q, "r": r}, "tracks": tracks,
                           "cost": cost})
+
+
+def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
+    """list_builds' builds as words write them: the JSON texts of a hex's builds are made once
+    per situation of the hex and kept (BuildWords.kept), so that a listing mostly looks them
+    up and checks their loops. A situation is what the builds read: the hex, its listing of
+    build_shapes (what it holds, what lies around it, whether the seat owns track), its tile,
+    what each kind of build costs there and the tiles left. Most candidate hexes are empty and
+    have the statuses the map alone gives them (HexEdges.settled): where their costs are the
+    map's alone too (the base new_tile_cost), their situation is the hex and a few numbers of
+    the listing, and the hex is looked up without its listing or its costs."""
+    state, seat, net, rules = ctx.state, ctx.seat, ctx.net, ctx.rules
+    supply = state["supply"]
+    left = frozenset(t for t in supply if tile_left(supply, None, t))
+    disks = supply[T.DISK] > 0
+    extra = ctx.extra
+    budget = state["players"][seat]["cash"] - extra  # the most a tile may cost before the surcharge
+    owns = net.owns_track(seat)
+    towns, by_hex, owners, tiles = net.towns, net.by_hex, net.owner, state["tiles"]
+    new_tile_cost = rules.new_tile_cost
+    # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
+    hexes = candidate_hexes(state, rules, net)
+    table = ctx._edges
+    changed = edge_statuses_of(state, rules, net, seat, set(hexes), table, ctx._closable,
+                               ctx.walks)
+    kept = words.kept(left)
+    top = _top_new_tile_cost(rules)
+    # Only whether each cost is within the budget counts: capped, it keys fewer situations.
+    settled = None if top is None else words.kept(left, owns, extra, min(budget, top))
+    texts: list[str] = []
+    for h in hexes:
+        status = changed.get(h)
+        on_hex = by_hex.get(h)
+        if settled is not None and status is None and not on_hex and h not in towns:
+            made = settled.get(h)
+            if made is None:
+                listing = S.track_listing(NOTHING, NOTHING, table[h].settled, owns)
+                costs = [_within(new_tile_cost(state, h, geo.kind), budget, extra)
+                         for geo in listing.kinds]
+                made = settled[h] = _track_builds(
+                    words.track_words(h, NOTHING, listing, costs), listing, left, None)
+        else:
+            if status is None:
+                status = table[h].settled
+            if on_hex:  # what the hex holds, with owners, and its tile
+                old, old_tile = {p: owners[p] for p in on_hex}, tiles.get(key(h))
+            else:
+                old, old_tile = NO_PIECES, None
+            if h in towns:
+                made = _town_situation(ctx, h, old, old_tile, status, kept, words, left, disks,
+                                       budget)
+            else:
+                old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
+                listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING,
+                                          status, owns)
+                if not listing.shapes:
+                    continue
+                costs = [_within(_track_cost(ctx, h, old_tile, geo) if old
+                                 else new_tile_cost(state, h, geo.kind), budget, extra)
+                         for geo in listing.kinds]
+                situation = (h, id(listing), old_tile, *costs)
+                made = kept.get(situation)
+                if made is None:
+                    made = kept[situation] = _track_builds(
+                        words.track_words(h, old_tracks, listing, costs), listing, left, old_tile)
+            if made.checked is not None:
+                texts.extend(text for text, geo in made.checked
+                             if geo is None or not _closes_loop_listed(ctx, h, old, geo))
+                continue
+        if made.checked is not None:
+            texts.extend(text for text, geo in made.checked
+                         if geo is None or not _closes_loop_listed(ctx, h, NO_PIECES, geo))
+        elif made.joined:
+            texts.append(made.joined)
+    return texts
+
+
+def _within(base: int, budget: int, extra: int) -> int | None:
+    """A kind of build's cost with the surcharge, None beyond the seat's cash."""
+    return None if base > budget else base + extra
+
+
+def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old_tile: str | None,
+                    status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
+                    left: frozenset[str], disks: bool, budget: int) -> HexBuilds:
+    """A town's builds in its situation (_worded_builds), kept or made."""
+    old_exits = frozenset(p[1] for p in old)
+    listing = S.town_listing(old_exits, ctx.seat in old.values(), status,
+                             ctx.net.owns_track(ctx.seat))
+    # A shape that takes a disk is out when none is left and the hex gives none back.
+    no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
+    top = max((base for _, _, base, _, _ in listing.shapes), default=0)
+    situation = (h, id(listing), old_tile, no_disk, ctx.extra, min(budget, top))
+    made = kept.get(situation)
+    if made is None:
+        made = kept[situation] = _town_builds(words.town_words(h, old_exits, listing, ctx.extra),
+                                              listing, left, old_tile, no_disk, budget)
+    return made
+
+
+_TOP_COSTS: dict[int, tuple[object, int | None]] = {}
+
+
+def _top_new_tile_cost(rules: Rules) -> int | None:
+    """The most a new tile costs on the map, when its cost is the map's alone (the base
+    new_tile_cost: the terrain and the kind of tile); None when the map prices new tiles its
+    own way (which may read the state). Once per rules."""
+    known = _TOP_COSTS.get(id(rules))
+    if known is None or known[0] is not rules:
+        top = None
+        if type(rules).new_tile_cost is BaseRules.new_tile_cost:
+            terrain = [c for c in rules.map.terrain_costs.values() if c is not None]
+            top = max(terrain, default=0) + max(R.BUILD_COSTS["new_tile_extra_by_kind"].values())
+        known = _TOP_COSTS[id(rules)] = (rules, top)
+    return known[1]
+
+
+def _track_builds(words: HexWords, listing: S.TrackListing, left: frozenset[str],
+                  old_tile: str | None) -> HexBuilds:
+    """A track hex's builds in one situation (_worded_builds): every shape priced within the
+    budget whose tile is left, with its geometry where it may close a loop."""
+    head, where, phrases, prices = words
+    out: list[tuple[str, Geometry | None]] = []
+    for (k, tile, _, _, loop_geo), (made, a, b) in zip(listing.shapes, phrases, strict=True):
+        priced = prices[k]
+        if priced is None or (tile not in left and tile != old_tile):
+            continue
+        cost, price = priced
+        out.append((f"{head}{made}{cost}{a}{where}{b}{price}", loop_geo))
+    return _hex_builds(listing, out)
+
+
+def _town_builds(words: HexWords, listing: S.TownListing, left: frozenset[str],
+                 old_tile: str | None, no_disk: bool, budget: int) -> HexBuilds:
+    """A town's builds in one situation (_worded_builds), as _track_builds."""
+    head, town_name, phrases, prices = words
+    out: list[tuple[str, Geometry | None]] = []
+    for (tiles_made, uses_disk, base, _, town), (made, a, b), priced in zip(
+            listing.shapes, phrases, prices, strict=True):
+        if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
+                uses_disk and no_disk):
+            continue
+        cost, price = priced  # type: ignore[misc]  # every exits' is priced
+        out.append((f"{head}{made}{cost}{a}{town_name}{b}{price}", town))
+    return _hex_builds(listing, out)
+
+
+def _hex_builds(listing: object, builds: list[tuple[str, Geometry | None]]) -> HexBuilds:
+    if all(geo is None for _, geo in builds):
+        return HexBuilds(listing, ",".join(text for text, _ in builds), None)
+    return HexBuilds(listing, "", tuple(builds))
 
 
 # -- applying ------------------------------------------------------------------------------------
