@@ -66,6 +66,9 @@ class BuildContext:
     extra: int = field(default=0, init=False)
     # Where the track beyond each hex edge leads, while the track is unchanged (loop checks).
     walks: dict = field(default_factory=dict, init=False, repr=False)
+    # The listing's loop verdicts drawn from those walks alone, by hex and joined track
+    # (_closes_loop_listed): many shapes of a hex join the same track. Cleared with them.
+    loops: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.net is None:
@@ -91,6 +94,7 @@ class BuildContext:
         write_hex(self.state, h, pieces)
         self.net.replace_hex(h, pieces)
         self.walks.clear()
+        self.loops.clear()
 
     def set_route_owner(self, route: Route, owner: int | None) -> None:
         set_route_owner(self.state, route, owner)
@@ -106,6 +110,7 @@ class BuildContext:
         self.net.towns.discard(h)
         self.net.cities.add(h)
         self.walks.clear()
+        self.loops.clear()
 
 
 # -- turn structure ------------------------------------------------------------------------
@@ -603,25 +608,37 @@ def _closes_loop_listed(ctx: BuildContext, h: Hex, old: dict[Piece, int | None],
                         geo: Geometry) -> bool:
     """_closes_loop, for the listing, on hex h holding `old`: where the track beyond each joined
     end is known not to come back to the hex (net.end_beyond), the verdict needs no walk with
-    the new pieces."""
-    net, memo = ctx.net, ctx.walks
-    for j in geo.joined:
+    the new pieces, and is the same for every shape that joins the same tracks (kept)."""
+    known = ctx.loops.get((h, geo.joined), _UNKNOWN)
+    if known is _UNKNOWN:
+        known = ctx.loops[(h, geo.joined)] = _loop_beyond(ctx.net, h, geo.joined, ctx.walks)
+    if known is not None:
+        return known
+    return _closes_loop(ctx.net, h, geo, hex_pieces(h, geo, old, ctx.seat), ctx.walks)
+
+
+_UNKNOWN = object()
+
+
+def _loop_beyond(net: Network, h: Hex, joined: tuple, memo: dict) -> bool | None:
+    """Whether the `joined` tracks (or town exits) built on h close a loop, as the track
+    beyond their ends tells (net.end_beyond); None when that track comes back to h, and only
+    a walk with the new pieces can tell."""
+    for j in joined:
         if isinstance(j, int):  # a town exit: its route starts at the town on h
             end = net.end_beyond(h, j, memo)
             if end is None:
-                break
+                return None
             if end.kind == "cycle":
                 return True
             continue
         first, second = net.end_beyond(h, j[0], memo), net.end_beyond(h, j[1], memo)
         if first is None or second is None:
-            break
+            return None
         if first.kind == "cycle" or second.kind == "cycle" or (
                 first.kind == second.kind == "stop" and first.hex == second.hex):
             return True
-    else:
-        return False
-    return _closes_loop(net, h, geo, hex_pieces(h, geo, old, ctx.seat), memo)
+    return False
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -969,8 +986,8 @@ def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old
                              ctx.net.owns_track(ctx.seat))
     # A shape that takes a disk is out when none is left and the hex gives none back.
     no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
-    top = max((base for _, _, base, _, _ in listing.shapes), default=0)
-    situation = (h, id(listing), old_tile, no_disk, ctx.extra, min(budget, top))
+    # Only whether each shape is within the budget counts: capped, it keys fewer situations.
+    situation = (h, id(listing), old_tile, no_disk, ctx.extra, min(budget, listing.most))
     made = kept.get(situation)
     if made is None:
         made = kept[situation] = _town_builds(words.town_words(h, old_exits, listing, ctx.extra),

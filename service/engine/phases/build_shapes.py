@@ -368,6 +368,7 @@ class TownListing:
     # taken), whether it takes a town disk, its cost before the map's surcharge, the exits (the
     # move's form), and its geometry when it may close a loop (None when it cannot).
     shapes: tuple[tuple[tuple[str, ...], bool, int, tuple[int, ...], TownGeometry | None], ...]
+    most: int = 0  # the dearest shape's cost before the surcharge (0 with none)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -379,6 +380,7 @@ def town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bo
 
 @lru_cache(maxsize=1 << 14)
 def _town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bool) -> TownListing:
-    return TownListing(tuple((geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
-                              geo if geo.joined else None)
-                             for _, geo in town_options(old_exits, mine, status, owns)))
+    shapes = tuple((geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
+                    geo if geo.joined else None)
+                   for _, geo in town_options(old_exits, mine, status, owns))
+    return TownListing(shapes, max((base for _, _, base, _, _ in shapes), default=0))
