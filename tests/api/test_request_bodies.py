@@ -65,3 +65,25 @@ def test_a_small_chunked_body_is_applied(api, game) -> None:
     response = post_chunked(api, f"/v1/games/{gid}/moves", b'{"type": "issue_shares", "count": 0}',
                             game["seats"][seat]["token"])
     assert response.status_code == 200, response.get_data()[:300]
+
+
+def test_a_body_over_the_app_s_own_limit_is_413_though_admission_read_it(api_on) -> None:
+    # Admission reads bodies up to its own bound (1 MiB) and hands the bytes on; the app's
+    # AOS_MAX_BODY_BYTES still holds, as werkzeug held it when it read the body itself.
+    from service.store import MemoryStore
+
+    api = api_on(MemoryStore(), max_body_bytes=1000)
+    game = api.create()
+    gid, seat = game["game_id"], game["active_seat"]
+    token = game["seats"][seat]["token"]
+    move = b'{"type": "issue_shares", "count": 0}'
+    before = api.snapshot(gid)
+    over = api.client.post(f"/v1/games/{gid}/moves", data=move + b" " * (1001 - len(move)),
+                           headers={"Authorization": f"Bearer {token}",
+                                    "Content-Type": "application/json"})
+    assert_problem(over, 413, "BODY_TOO_LARGE")
+    assert api.snapshot(gid) == before
+    at = api.client.post(f"/v1/games/{gid}/moves", data=move + b" " * (1000 - len(move)),
+                         headers={"Authorization": f"Bearer {token}",
+                                  "Content-Type": "application/json"})
+    assert at.status_code == 200 and at.get_json()["version"] == 1

@@ -16,6 +16,8 @@ import orjson
 from flask import Flask, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
+from service.admission import BODY
+
 from ..responses import ApiError
 
 READ_SIZE = 64 << 10
@@ -57,13 +59,25 @@ def bound_streamed_body() -> None:
     request.__dict__.pop("content_length", None)  # werkzeug's cached_property, computed above
 
 
+def read_body() -> bytes:
+    """The request's body: as admission read it (within its deadline), else through werkzeug.
+    Over the size limit either way: 413, as werkzeug says it."""
+    data = request.environ.get(BODY)
+    if data is None:
+        return request.get_data()
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if limit is not None and len(data) > limit:
+        raise RequestEntityTooLarge()
+    return data
+
+
 def json_body() -> Any:
     """The body as JSON, parsed once per request (the rate limits look at it before the route
     does); 400 if it is not JSON, or missing."""
     parsed = g.get("json_body", _UNPARSED)
     if parsed is _UNPARSED:
         try:
-            data = request.get_data()
+            data = read_body()
             if not data:
                 raise orjson.JSONDecodeError("a JSON body is required, and none was sent", "", 0)
             parsed = orjson.loads(data)
