@@ -191,6 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             # the floor pay for it alike); the lines go to a file, not over the figures.
             stdout=(workdir / "service.log").open("wb"),
             stderr=subprocess.STDOUT,
+            # `python -m` puts its working directory first on sys.path, before PYTHONPATH: run
+            # from the served tree, or a run from a checkout serves the checkout's `service`.
+            cwd=served,
         )
         wait_for(f"http://{HOST}:{api_port}/v1/health", seconds=180)  # a loaded machine: warm-ups
 
