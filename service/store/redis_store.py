@@ -449,6 +449,10 @@ class RedisStore(GameStore):
             # and counts what it retried.
             "retry": Retry(NoBackoff(), 0),
             "health_check_interval": 30,
+            # hiredis's reader keeps a buffer of this size per connection, and under gevent a
+            # worker's pool holds a connection per request it ran at once (thousands of
+            # streams opening): redis-py's 64 KiB default was 2-3 KiB per open stream.
+            "socket_read_size": 16 << 10,
         }
         self._lock = threading.Lock()
         self._client: Client | None = None
