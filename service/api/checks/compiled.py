@@ -31,7 +31,9 @@ class NotCompilable(Exception):
 
 def compile_schema(schema: Schema) -> Check:
     """A check of a dict body against `schema` (unknown fields refused, as Strict does)."""
-    if schema.many or schema.unknown != "raise" or schema._hooks and any(schema._hooks.values()):
+    # A schema's pre_load, post_load and validates_schema hooks (marshmallow keeps them in
+    # _hooks) could change or refuse what its fields take: such a schema is not compiled.
+    if schema.many or schema.unknown != "raise" or any(schema._hooks.values()):
         raise NotCompilable(type(schema).__name__)
     declared = [(field.data_key or name, name, compile_field(field), field.required)
                 for name, field in schema.load_fields.items()]
