@@ -23,6 +23,7 @@ from service.engine import game
 from service.engine.hexgrid import Hex, key
 from service.engine.layout import Event, GivenMove, State
 from service.engine.maps import load_map
+from service.engine.once import once_per
 from service.engine.phases import build
 from service.engine.phases.build_shapes import TownListing, TrackListing
 from service.engine.places import Places, places
@@ -424,16 +425,13 @@ def _shape_pieces(made: object, phrase: tuple[str, str]) -> tuple[str, str, str]
 # A hex's builds' JSON up to the tracks, and up to the exits; where it is (a track's words),
 # and its name (a town's); escaped.
 HexPieces = tuple[str, str, str, str]
-_HEX_PIECES: dict[int, tuple[Places, dict[Hex, HexPieces]]] = {}
 
 
+@once_per
 def _hex_pieces(at: Places) -> dict[Hex, HexPieces]:
     """Per hex of a map, the pieces of its builds' JSON (_hex_piece), filled as hexes are
     listed: kept per map."""
-    known = _HEX_PIECES.get(id(at))
-    if known is None or known[0] is not at:
-        known = _HEX_PIECES[id(at)] = (at, {})
-    return known[1]
+    return {}
 
 
 def _hex_piece(at: Places, h: Hex) -> HexPieces:

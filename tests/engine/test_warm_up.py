@@ -94,7 +94,7 @@ import json, sys
 from service.engine import game, places, view, warm, words
 warm.warm_up(int(sys.argv[1]))
 print(json.dumps({"places": places.places.cache_info().currsize, "boards": sorted(view._BOARDS),
-                  "hexes": [len(known) for _, known in words._HEX_PIECES.values()]}))
+                  "hexes": [len(known) for _, known in words._hex_pieces.kept.values()]}))
 """
 
 

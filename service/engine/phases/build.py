@@ -25,6 +25,7 @@ from service.engine.hexgrid import Hex, around, as_dict, key, neighbour, parse_k
 from service.engine.layout import BuildTurn, EdgeStatus, Event, GivenMove, Move, State
 from service.engine.moves import expect_type, hex_field, leave_queue
 from service.engine.network import CENTRE, Network, Piece, Route, set_route_owner, write_hex
+from service.engine.once import once_per
 from service.engine.phases import build_shapes as S
 from service.engine.phases.build_shapes import Status
 from service.engine.state import open_build_turn
@@ -356,17 +357,10 @@ def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = No
     return any(owner[p] == seat for p in net.pieces_on(end.hex))
 
 
-_IMPASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
-_EDGES: dict[int, tuple[object, dict[Hex, HexEdges]]] = {}
-
-
+@once_per
 def _edge_table(board) -> dict[Hex, HexEdges]:
     """The HexEdges of every hex of the map, worked out once per map."""
-    known = _EDGES.get(id(board))
-    if known is None or known[0] is not board:
-        known = (board, {h: _hex_edges(board, h) for h in board.terrain})
-        _EDGES[id(board)] = known
-    return known[1]
+    return {h: _hex_edges(board, h) for h in board.terrain}
 
 
 def _hex_edges(board, h: Hex) -> HexEdges:
@@ -378,43 +372,27 @@ def _hex_edges(board, h: Hex) -> HexEdges:
     return HexEdges(row, settled)
 
 
-_CLOSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
-
-
+@once_per
 def _closable_table(rules: Rules) -> frozenset[Hex]:
     """The hexes with an edge the map's edge_closed may close (none on a map that keeps the
     base hook), from closable_edges, which reads the map's data alone: once per rules."""
-    known = _CLOSABLE.get(id(rules))
-    if known is None or known[0] is not rules:
-        hexes: frozenset[Hex] = frozenset()
-        if type(rules).edge_closed is not BaseRules.edge_closed:
-            hexes = frozenset(h for h in rules.map.terrain if rules.closable_edges(h))
-        known = (rules, hexes)
-        _CLOSABLE[id(rules)] = known
-    return known[1]
+    if type(rules).edge_closed is BaseRules.edge_closed:
+        return frozenset()
+    return frozenset(h for h in rules.map.terrain if rules.closable_edges(h))
 
 
+@once_per
 def _impassable(board) -> frozenset[Hex]:
     """Hexes no track enters: terrain without a build cost, unless a town is there (a city
     is judged before this). Depends on the map alone, so it is worked out once per map."""
-    known = _IMPASSABLE.get(id(board))
-    if known is None or known[0] is not board:
-        known = (board, frozenset(h for h, t in board.terrain.items()
-                                  if h not in board.towns and board.terrain_costs.get(t) is None))
-        _IMPASSABLE[id(board)] = known
-    return known[1]
+    return frozenset(h for h, t in board.terrain.items()
+                     if h not in board.towns and board.terrain_costs.get(t) is None)
 
 
-_PASSABLE: dict[int, tuple[object, frozenset[Hex]]] = {}
-
-
+@once_per
 def _passable(board) -> frozenset[Hex]:
     """The hexes of the map that are not impassable: once per map."""
-    known = _PASSABLE.get(id(board))
-    if known is None or known[0] is not board:
-        known = (board, frozenset(board.terrain.keys() - _impassable(board)))
-        _PASSABLE[id(board)] = known
-    return known[1]
+    return frozenset(board.terrain.keys() - _impassable(board))
 
 
 def parse_build(move: GivenMove) -> tuple[Hex, frozenset | None, frozenset | None]:
@@ -708,49 +686,35 @@ def candidate_hexes(state: State, rules: Rules, net: Network) -> list[Hex]:
     return sorted(found, key=_rank_table(board).__getitem__)
 
 
-_NEXT_TO_CITIES: dict[int, tuple[object, frozenset[Hex]]] = {}
-
-
+@once_per
 def _next_to_cities(board) -> frozenset[Hex]:
     """The hexes next to a city of the map: once per map."""
-    known = _NEXT_TO_CITIES.get(id(board))
-    if known is None or known[0] is not board:
-        known = (board, frozenset(n for c in board.cities for n in around(c)))
-        _NEXT_TO_CITIES[id(board)] = known
-    return known[1]
+    return frozenset(n for c in board.cities for n in around(c))
 
 
-_RANKS: dict[int, tuple[object, dict[Hex, int]]] = {}
-
-
+@once_per
 def _rank_table(board) -> dict[Hex, int]:
     """Each hex of the map by its place in the hexes' order (q, then r), which sorts the
     candidates on whole numbers rather than pairs: once per map."""
-    known = _RANKS.get(id(board))
-    if known is None or known[0] is not board:
-        known = _RANKS[id(board)] = (board, {h: i for i, h in enumerate(sorted(board.terrain))})
-    return known[1]
+    return {h: i for i, h in enumerate(sorted(board.terrain))}
 
 
 # Per track end of a hex of the map (the hex, its edge): the hex it faces, the edge of that hex
 # it faces, and what lies across that edge whatever the state (HexEdges; "off" when the hex
 # faced is off the map).
 Facing = tuple[Hex, int, EdgeStatus | None]
-_FACING: dict[int, tuple[object, dict[tuple[Hex, int], Facing]]] = {}
 
 
+@once_per
 def _facing_table(board) -> dict[tuple[Hex, int], Facing]:
     """The Facing of every edge of every hex of the map: once per map."""
-    known = _FACING.get(id(board))
-    if known is None or known[0] is not board:
-        table = _edge_table(board)
-        facing: dict[tuple[Hex, int], Facing] = {}
-        for t in board.terrain:
-            for e, n in enumerate(around(t)):
-                edge = (e + 3) % 6
-                facing[(t, e)] = (n, edge, table[n].row[edge][1] if n in table else "off")
-        known = _FACING[id(board)] = (board, facing)
-    return known[1]
+    table = _edge_table(board)
+    facing: dict[tuple[Hex, int], Facing] = {}
+    for t in board.terrain:
+        for e, n in enumerate(around(t)):
+            edge = (e + 3) % 6
+            facing[(t, e)] = (n, edge, table[n].row[edge][1] if n in table else "off")
+    return facing
 
 
 # What words give a hex's builds, as pieces of their JSON: the head (up to the tracks or the
@@ -929,6 +893,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
         status = changed.get(h)
         on_hex = by_hex.get(h)
         if settled is not None and status is None and not on_hex and h not in towns:
+            old = NO_PIECES
             made = settled.get(h)
             if made is None:
                 listing = S.track_listing(NOTHING, NOTHING, table[h].settled, owns)
@@ -960,13 +925,9 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
                 if made is None:
                     made = kept[situation] = _track_builds(
                         words.track_words(h, old_tracks, listing, costs), listing, left, old_tile)
-            if made.checked is not None:
-                texts.extend(text for text, geo in made.checked
-                             if geo is None or not _closes_loop_listed(ctx, h, old, geo))
-                continue
         if made.checked is not None:
             texts.extend(text for text, geo in made.checked
-                         if geo is None or not _closes_loop_listed(ctx, h, NO_PIECES, geo))
+                         if geo is None or not _closes_loop_listed(ctx, h, old, geo))
         elif made.joined:
             texts.append(made.joined)
     return texts
@@ -995,21 +956,15 @@ def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old
     return made
 
 
-_TOP_COSTS: dict[int, tuple[object, int | None]] = {}
-
-
+@once_per
 def _top_new_tile_cost(rules: Rules) -> int | None:
     """The most a new tile costs on the map, when its cost is the map's alone (the base
     new_tile_cost: the terrain and the kind of tile); None when the map prices new tiles its
     own way (which may read the state). Once per rules."""
-    known = _TOP_COSTS.get(id(rules))
-    if known is None or known[0] is not rules:
-        top = None
-        if type(rules).new_tile_cost is BaseRules.new_tile_cost:
-            terrain = [c for c in rules.map.terrain_costs.values() if c is not None]
-            top = max(terrain, default=0) + max(R.BUILD_COSTS["new_tile_extra_by_kind"].values())
-        known = _TOP_COSTS[id(rules)] = (rules, top)
-    return known[1]
+    if type(rules).new_tile_cost is not BaseRules.new_tile_cost:
+        return None
+    terrain = [c for c in rules.map.terrain_costs.values() if c is not None]
+    return max(terrain, default=0) + max(R.BUILD_COSTS["new_tile_extra_by_kind"].values())
 
 
 def _track_builds(words: HexWords, listing: S.TrackListing, left: frozenset[str],
