@@ -127,6 +127,11 @@ def test_a_worker_killed_mid_search_leaves_the_seat_to_another_which_plays_it_on
             "Authorization": f"Bearer {created['seats'][seat]['token']}", "If-Match": f'"{view["version"]}"'})
         assert response.status_code in (200, 412), response.get_json()
     version = view["version"]
+    # The seat is in the search once its clock is the search's lease (3 s ahead), no longer the
+    # clock job's claim (AOS_CLOCK_LEASE_SECONDS, 60 s ahead) nor due: killed between the claim
+    # and the search, the worker would leave the seat for the claim's whole minute.
+    wait_for(lambda: any(g == game_id and due > time.time()
+                         for g, due in api.store.due_clocks(time.time() + 4)), 20, "the search")
     # A search of 128 simulations takes about a second: the first worker is in it now, in a
     # search process of its fork server's.
     searchers = descendants(first.process.pid)
