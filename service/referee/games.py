@@ -19,7 +19,7 @@ from service.engine.contract_types import GameView, MapDetail, TakebackView, Ver
 from service.engine.errors import IllegalMove, SetupError
 from service.engine.layout import Event, GivenMove, State
 from service.observability import metrics
-from service.store import CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
+from service.store import Ahead, CreateRecord, GameExists, GameStore, IdemRecord, Outcome, Stored
 from service.store.keys import SHARDS, shard_of
 
 from . import admin, bots, clocks, legal, orders, restore, timeline, tokens, whatif
@@ -236,32 +236,31 @@ class Games:
             self.listed_here.put(game_id, name, stored.version, value)
         return stored.version, answer
 
-    def ahead_of(self, state: State) -> str | None:
-        """The kept name a commit of `state` asks about for list_ahead (CommitResult.ahead_read:
-        whether it is read lately): the listing of the seat that decides next. None when nothing
-        runs after the answer (no `defer`) or nobody decides."""
+    def ahead_of(self, state: State) -> Ahead | None:
+        """What a commit of `state` keeps ahead for list_ahead: the listing of the seat that
+        decides next, marked pending if it is read lately (CommitResult.ahead_read), so that a
+        reader that comes meanwhile waits for list_ahead's listing instead of working it out
+        too. None when nothing runs after the answer (no `defer`) or nobody decides."""
         seat = game.active_seat(state) if self.defer is not None else None
-        return None if seat is None else legal.name(seat)
+        return None if seat is None else Ahead(legal.name(seat), legal.PENDING, legal.PENDING_TTL)
 
     def list_ahead(self, game_id: str, version: int, stored_state: bytes, state: State) -> None:
         """Works out the legal moves of the seat that decides at `version` (committed with the
-        stored state `stored_state`, which is `state`) and keeps them for its first reader, if
-        that seat's listings are read at all: otherwise nobody would ask, and the work would be
-        wasted. Runs off the request path (`defer`), after the commit's answer is sent, and only
-        when the commit found the seat's listings read (`ahead_of`): most games' are not, and
-        asking apart cost every move a round trip."""
+        stored state `stored_state`, which is `state`) and keeps them for its first reader. Runs
+        off the request path (`defer`), after the commit's answer is sent, and only when the
+        commit found the seat's listings read lately and marked this one pending (`ahead_of`):
+        most games' are not read, and the work would be wasted. No round trip comes before the
+        work: a client asks for the listing as soon as its move is answered, and on its kept-alive
+        connection its request waits for this to finish. Kept here first, so that a reader in
+        this process finds the listing before the store has it."""
         seat = game.active_seat(state)
         if seat is None:
             return
-        name, ttl = legal.name(seat), self.settings.legal_moves_ttl
-        # Marked pending first, in the same one step that asks again whether anyone reads it: a
-        # reader that comes meanwhile waits for this listing instead of working it out too.
-        if not self.store.keep_if_read(game_id, name, version, legal.PENDING, legal.PENDING_TTL):
-            return
         answer = legal.body(state, seat, version)
         value = legal.kept_value(stored_state, answer)
-        self.store.keep(game_id, name, version, value, ttl, if_current=True)
-        self.listed_here.put(game_id, name, version, value)
+        self.listed_here.put(game_id, legal.name(seat), version, value)
+        self.store.keep(game_id, legal.name(seat), version, value, self.settings.legal_moves_ttl,
+                        if_current=True)
 
     def _listed_ahead(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool]:
         """Waits (GameStore.await_kept) and reads again until the listing being worked out

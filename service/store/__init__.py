@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from .base import (
     IDEM_ARCHIVE_MIN_TTL,
+    Ahead,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -23,6 +24,7 @@ from .memory import MemoryStore
 from .redis_store import RedisStore
 
 __all__ = [
+    "Ahead",
     "ClaimedClock",
     "CommitResult",
     "CreateRecord",

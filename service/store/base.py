@@ -57,6 +57,18 @@ class IdemRecord:
     ttl: int
 
 
+@dataclass(frozen=True, slots=True)
+class Ahead:
+    """What a commit keeps under a kept name at the version it makes, if `load_kept` read that
+    name of the game within the ttl it was given, at any version (someone asks for it, so it is
+    worth working out ahead): a mark that the name's value is being worked out for that version,
+    for its readers to wait on (await_kept) rather than work it out too."""
+
+    name: str
+    value: bytes
+    ttl: int
+
+
 # Idempotency records that live at least this long (seconds) go to the outbox with their change,
 # so the archive keeps them: a client's own key (a day). A request's own key, which only covers
 # the store's retries of one commit, does not.
@@ -85,7 +97,7 @@ class CommitResult:
     outcome: Outcome
     version: int | None = None  # the new version when applied, the current one on conflict
     replay: bytes | None = None  # the stored idempotency record when replayed
-    # When applied with `ahead`: whether that kept name was read lately (keep_if_read would keep).
+    # When applied with `ahead`: whether its name was read lately (then its value is kept).
     ahead_read: bool = False
 
 
@@ -206,7 +218,7 @@ class GameStore(ABC):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
-        ahead: str | None = None,
+        ahead: Ahead | None = None,
     ) -> CommitResult:
         """Atomically, if the game is at `expected_version` (and `idem.key` is unused, and its
         metadata is still `expected_meta` when that is given): append
@@ -220,9 +232,11 @@ class GameStore(ABC):
         seat's programmed orders) passes `expected_meta`, the bytes it read, and gets CONFLICT
         when another commit changed them in between.
 
-        With `ahead`, a kept name, an applied commit also says in `CommitResult.ahead_read`
-        whether that name was read lately, as keep_if_read asks (in the same step: asked apart,
-        for every move, it was a round trip of its own)."""
+        With `ahead`, an applied commit also says in `CommitResult.ahead_read` whether its
+        name was read lately, and if it was keeps its value under the name at the new version,
+        as `keep` does, and lets go the wake-ups of an earlier value (await_kept). In the same
+        step: done apart, after every move, it was a round trip of its own, which the name's
+        next reader waited out."""
 
     @abstractmethod
     def history(self, game_id: str, start: int = 0, stop: int | None = None) -> list[bytes] | None:
@@ -269,15 +283,9 @@ class GameStore(ABC):
         its readers never replaces one of a newer version."""
 
     @abstractmethod
-    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
-        """`keep` with `if_current`, and only if `load_kept` read `name` of the game within the
-        ttl it was given, at any version (someone asks for it, so it is worth working out
-        ahead). Whether it was kept."""
-
-    @abstractmethod
     def await_kept(self, game_id: str, name: str, seconds: float) -> None:
-        """Returns soon after a `keep` with `if_current` of `name` (one since the last
-        `keep_if_read` of it may already have been), or after `seconds`: a reader waits here,
+        """Returns soon after a `keep` with `if_current` of `name` (one since the last commit
+        that kept it `ahead` may already have been), or after `seconds`: a reader waits here,
         idle, for a value being worked out elsewhere, then reads it with `load_kept`."""
 
     def release(self, game_id: str, version: int, ttl: int) -> bool:

@@ -54,7 +54,7 @@ def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
     return f"{game_keys(game_id, prefix).base}:kept:{name}"
 
 
-# The mark that a kept name was read lately (GameStore.keep_if_read), kept under this name + the name.
+# The mark that a kept name was read lately (GameStore.commit's `ahead`), kept under this + the name.
 READ = "read:"
 # The list whose items wake the readers waiting for a kept name (GameStore.await_kept).
 READY = "ready:"

@@ -13,6 +13,7 @@ from typing import Generic, TypeVar
 
 from .base import (
     IDEM_ARCHIVE_MIN_TTL,
+    Ahead,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -246,7 +247,7 @@ class MemoryStore(GameStore):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
-        ahead: str | None = None,
+        ahead: Ahead | None = None,
     ) -> CommitResult:
         with self._lock:
             game = self._live(game_id)
@@ -279,7 +280,9 @@ class MemoryStore(GameStore):
                 else:
                     self._clocks[game_id] = deadline
             version, listeners = game.version, list(self._listeners)
-            read = ahead is not None and self._kept.get((game_id, READ + ahead)) is not None
+            read = ahead is not None and self._kept.get((game_id, READ + ahead.name)) is not None
+            if ahead is not None and read:
+                self._kept.set((game_id, ahead.name), (version, ahead.value), ahead.ttl)
         if entries:
             for listener in listeners:
                 listener(game_id, version)
@@ -369,14 +372,6 @@ class MemoryStore(GameStore):
     def await_kept(self, game_id: str, name: str, seconds: float) -> None:
         with self._kept_changed:
             self._kept_changed.wait(min(seconds, self.AWAIT_STEP))
-
-    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
-        with self._lock:
-            game = self._live(game_id)
-            if game is None or game.version != version or self._kept.get((game_id, READ + name)) is None:
-                return False
-            self._kept.set((game_id, name), (version, value), ttl)
-            return True
 
     # -- watchers: in process, in place of Redis's event channel ------------------------------
 

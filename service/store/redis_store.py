@@ -41,6 +41,7 @@ from redis.retry import Retry
 
 from .base import (
     IDEM_ARCHIVE_MIN_TTL,
+    Ahead,
     ClaimedClock,
     CommitResult,
     CreateRecord,
@@ -123,15 +124,16 @@ return {'created'}
 """
 
 # The compare-and-set of every change. KEYS: state, log, outbox, clocks, events channel[, idem]
-#       [, the read mark of the kept name `ahead`]
+#       [, the read mark, the kept key and the ready list of `ahead`'s name]
 # ARGV: expected version, ttl, game id, entry count, state or '', view or '', meta or '',
 #       deadline or '', outbox maxlen, idem value or '', idem ttl or 0, expected meta or '',
 #       idem key's name when the outbox carries the record (the archive keeps it) or '',
-#       '1' with ahead's read mark or '', log entries...
-# Returns {'applied', version, 1 if ahead's name was read lately (its read mark is there) or 0}.
+#       ahead's kept value (its version line and value) or '', ahead's ttl or 0, log entries...
+# Returns {'applied', version, 1 if ahead's name was read lately (its read mark is there: then
+# its value is kept, and the wake-ups of an earlier value go) or 0}.
 _COMMIT = """
 local ahead = ARGV[14] ~= ''
-local nkeys = #KEYS - (ahead and 1 or 0)
+local nkeys = #KEYS - (ahead and 3 or 0)
 local idem = nkeys >= 6 and KEYS[6] or nil
 local current = redis.call('HGET', KEYS[1], 'version')
 if not current then return {'missing'} end
@@ -143,7 +145,7 @@ if current ~= ARGV[1] then return {'conflict', current} end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
   return {'conflict', current}
 end
-local first = 15
+local first = 16
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
 redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
@@ -179,7 +181,12 @@ if n > 0 then
   end
   redis.call('SPUBLISH', KEYS[5], ARGV[3] .. ' ' .. version)
 end
-return {'applied', version, ahead and redis.call('EXISTS', KEYS[nkeys + 1]) or 0}
+local read = ahead and redis.call('EXISTS', KEYS[nkeys + 1]) or 0
+if read == 1 then
+  redis.call('SET', KEYS[nkeys + 2], ARGV[14], 'EX', ARGV[15])
+  redis.call('DEL', KEYS[nkeys + 3])
+end
+return {'applied', version, read}
 """
 
 # A read of a game's hash that pushes its expiry back when less than 90 % of it is left, so a
@@ -216,20 +223,13 @@ return values
 """
 
 # A kept value worked out ahead, kept only while the game is at its version (a newer version's
-# is never replaced). With a fourth key, only if that mark (load_kept's: the name was read
-# lately) is there, and the wake-ups of an earlier value go; without, the value is the one
-# readers wait for (await_kept): the ready list wakes a few of them at once.
-# KEYS: state, kept, ready list[, read mark]. ARGV: version, version line and value, ttl
+# is never replaced): the value its readers wait for (await_kept), whom the ready list wakes a
+# few at once. KEYS: state, kept, ready list. ARGV: version, version line and value, ttl
 _KEEP_CURRENT = """
-if KEYS[4] and redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[3])
-if KEYS[4] then
-  redis.call('DEL', KEYS[3])
-else
-  redis.call('RPUSH', KEYS[3], 1, 1, 1, 1)
-  redis.call('EXPIRE', KEYS[3], 5)
-end
+redis.call('RPUSH', KEYS[3], 1, 1, 1, 1)
+redis.call('EXPIRE', KEYS[3], 5)
 return 1
 """
 
@@ -608,7 +608,7 @@ class RedisStore(GameStore):
         deadline: float | None = None,
         idem: IdemRecord | None = None,
         expected_meta: bytes | None = None,
-        ahead: str | None = None,
+        ahead: Ahead | None = None,
     ) -> CommitResult:
         keys = game_keys(game_id, self._prefix)
         shard = shard_keys(shard_of(game_id), self._prefix)
@@ -622,10 +622,14 @@ class RedisStore(GameStore):
         args += [idem.value, idem.ttl] if idem is not None else [b"", 0]
         args.append(expected_meta or b"")
         args.append(idem.key if idem is not None and idem.ttl >= IDEM_ARCHIVE_MIN_TTL else b"")
-        if ahead is not None:
-            # The read mark comes last (the script counts it off KEYS).
-            script_keys.append(kept_key(game_id, READ + ahead, self._prefix))
-        args.append(b"1" if ahead is not None else b"")
+        if ahead is None:
+            args += [b"", 0]
+        else:
+            # Ahead's keys come last (the script counts them off KEYS).
+            script_keys += [kept_key(game_id, READ + ahead.name, self._prefix),
+                            kept_key(game_id, ahead.name, self._prefix),
+                            kept_key(game_id, READY + ahead.name, self._prefix)]
+            args += [b"%d\n" % (expected_version + len(entries)) + ahead.value, ahead.ttl]
         args += entries
         reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
         outcome = Outcome(reply[0].decode())
@@ -713,12 +717,6 @@ class RedisStore(GameStore):
                                                            client=c))
             return
         self._run("keep", lambda client: client.set(key, kept, ex=ttl))
-
-    def keep_if_read(self, game_id: str, name: str, version: int, value: bytes, ttl: int) -> bool:
-        keys = [game_keys(game_id, self._prefix).state, kept_key(game_id, name, self._prefix),
-                kept_key(game_id, READY + name, self._prefix), kept_key(game_id, READ + name, self._prefix)]
-        args = [version, b"%d\n" % version + value, ttl]
-        return bool(self._run("keep", lambda c: self._keep_current(keys=keys, args=args, client=c)))
 
     def await_kept(self, game_id: str, name: str, seconds: float) -> None:
         ready = kept_key(game_id, READY + name, self._prefix)

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
 from service.store import (
+    Ahead,
     CreateRecord,
     GameExists,
     GameStore,
     IdemRecord,
     MemoryStore,
     Outcome,
+    RedisStore,
 )
 from service.store.keys import SHARDS, shard_of
 
@@ -175,22 +178,51 @@ def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: Ga
     assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves at 1", True)
 
 
-def test_a_commit_says_whether_its_ahead_name_is_read_lately(store: GameStore) -> None:
-    """keep_if_read's question, asked in the commit's own step (Games.list_ahead runs only on a
-    yes): a name never read is not, one read at any version is, with or without an idempotency
-    record; a commit that is not applied says no; the answer changes nothing kept."""
+def test_a_commit_keeps_its_ahead_value_when_the_name_is_read_lately(store: GameStore) -> None:
+    """Whether to work a listing out ahead, asked and marked in the commit's own step
+    (Games.list_ahead runs only on a yes): a name never read is not, and nothing is kept for it;
+    one read at any version is, with or without an idempotency record, and its value is kept at
+    the new version, where a reader finds it (load_kept); a commit that is not applied says no
+    and keeps nothing."""
     create(store)
-    result = commit(store, 0, 1, ahead="legal:1")
+    result = commit(store, 0, 1, ahead=Ahead("legal:1", b"pending", 5))
     assert (result.outcome, result.version, result.ahead_read) == (Outcome.APPLIED, 1, False)
-    store.load_kept("g1", "legal:1", 60)  # read at version 1
-    result = commit(store, 1, 2, ahead="legal:1", idem=IdemRecord("k2", b"r", 60))
+    stored, kept, again = store.load_kept("g1", "legal:1", 60)  # read at version 1
+    assert (stored.version, kept, again) == (1, None, False)
+    result = commit(store, 1, 2, ahead=Ahead("legal:1", b"pending", 5), idem=IdemRecord("k2", b"r", 60))
     assert (result.outcome, result.version, result.ahead_read) == (Outcome.APPLIED, 2, True)
-    assert commit(store, 2, 3, ahead="legal:2").ahead_read is False
+    stored, kept, _ = store.load_kept("g1", "legal:1", 60)
+    assert (stored.version, kept) == (2, b"pending")
+    assert store.kept("g1", "legal:1", 2) == b"pending"
+    assert commit(store, 2, 3, ahead=Ahead("legal:2", b"pending", 5)).ahead_read is False
+    assert store.load_kept("g1", "legal:2", 60)[1] is None
     assert commit(store, 3, 4).ahead_read is False  # nothing asked
-    conflict = commit(store, 1, 5, ahead="legal:1")
+    assert store.load_kept("g1", "legal:1", 60)[1] is None  # version 2's value is not version 4's
+    conflict = commit(store, 1, 5, ahead=Ahead("legal:1", b"pending", 5))
     assert (conflict.outcome, conflict.ahead_read) == (Outcome.CONFLICT, False)
     assert store.history("g1") == [b"e1", b"e2", b"e3", b"e4"]
-    assert store.load_kept("g1", "legal:1", 60)[1:] == (None, False)
+    assert store.load_kept("g1", "legal:1", 60)[1] is None
+
+
+def test_a_commits_ahead_value_lets_go_the_wake_ups_of_an_earlier_one(redis_url: str) -> None:
+    """On Redis, a keep leaves wake-ups for the readers that wait on its name (await_kept); the
+    commit that marks the name again at a new version lets them go, so that a reader of the new
+    version waits for the new value instead of waking for the old one. (MemoryStore's readers
+    look again every few milliseconds and keep no wake-ups.)"""
+    store = RedisStore(redis_url)
+    try:
+        create(store)
+        store.load_kept("g1", "legal:1", 60)
+        store.keep("g1", "legal:1", 0, b"moves at 0", 60, if_current=True)
+        started = time.monotonic()
+        store.await_kept("g1", "legal:1", 1.0)
+        assert time.monotonic() - started < 0.5  # woken by that keep
+        assert commit(store, 0, 1, ahead=Ahead("legal:1", b"pending", 5)).ahead_read
+        started = time.monotonic()
+        store.await_kept("g1", "legal:1", 0.2)
+        assert time.monotonic() - started >= 0.15, "woken by the earlier version's keep"
+    finally:
+        store.close()
 
 
 def test_memory_store_lets_kept_values_and_request_keys_lapse_and_sweeps_them() -> None:
