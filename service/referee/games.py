@@ -260,7 +260,7 @@ class Games:
         value = legal.kept_value(stored_state, answer)
         self.listed_here.put(game_id, legal.name(seat), version, value)
         self.store.keep(game_id, legal.name(seat), version, value, self.settings.legal_moves_ttl,
-                        if_current=True)
+                        wake=True)
 
     def _listed_ahead(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool]:
         """Waits (GameStore.await_kept) and reads again until the listing being worked out

@@ -276,15 +276,16 @@ class GameStore(ABC):
 
     @abstractmethod
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
-             if_current: bool = False) -> None:
+             wake: bool = False) -> None:
         """Keeps a value derived from the game at `version` for `ttl` seconds, one per name: it
         is read back only while the game is at that version (versions never repeat). With
-        `if_current`, only while the game is still at `version`: a value worked out ahead of
-        its readers never replaces one of a newer version."""
+        `wake`, it is a value its readers wait for (await_kept), and they are woken. A keep that
+        comes late may replace a newer version's value; that costs the newer version's readers
+        a value of their own, never a wrong one."""
 
     @abstractmethod
     def await_kept(self, game_id: str, name: str, seconds: float) -> None:
-        """Returns soon after a `keep` with `if_current` of `name` (one since the last commit
+        """Returns soon after a `keep` with `wake` of `name` (one since the last commit
         that kept it `ahead` may already have been), or after `seconds`: a reader waits here,
         idle, for a value being worked out elsewhere, then reads it with `load_kept`."""
 

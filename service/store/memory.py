@@ -354,14 +354,10 @@ class MemoryStore(GameStore):
             return kept[1] if kept is not None and kept[0] == version else None
 
     def keep(self, game_id: str, name: str, version: int, value: bytes, ttl: int, *,
-             if_current: bool = False) -> None:
+             wake: bool = False) -> None:
         with self._lock:
-            if if_current:
-                game = self._live(game_id)
-                if game is None or game.version != version:
-                    return
             self._kept.set((game_id, name), (version, value), ttl)
-        if if_current:
+        if wake:
             with self._kept_changed:
                 self._kept_changed.notify_all()
 

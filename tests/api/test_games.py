@@ -414,7 +414,7 @@ def test_a_reader_waits_for_a_listing_being_worked_out_ahead_and_no_longer_than_
     # Marked as a commit marks it when the name is read lately (Games.ahead_of).
     store.keep(game_id, name, 0, legal.PENDING, legal.PENDING_TTL)
     later = threading.Timer(0.03, lambda: store.keep(game_id, name, 0, legal.kept_value(state, marked),
-                                                     60, if_current=True))
+                                                     60, wake=True))
     later.start()
     started = time.monotonic()
     assert api.client.get(url).get_data() == marked

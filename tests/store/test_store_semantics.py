@@ -204,6 +204,19 @@ def test_a_commit_keeps_its_ahead_value_when_the_name_is_read_lately(store: Game
     assert store.load_kept("g1", "legal:1", 60)[1] is None
 
 
+def test_a_late_keep_of_an_earlier_version_is_never_read_as_the_newer_ones(store: GameStore) -> None:
+    """A keep that comes after the game moved on (a listing worked out ahead, slower than the
+    next move) may replace the newer version's value, but is never read back as that
+    version's: its readers find nothing kept and work out their own."""
+    create(store)
+    store.load_kept("g1", "legal:1", 60)
+    assert commit(store, 0, 1, ahead=Ahead("legal:1", b"pending", 5)).ahead_read
+    store.keep("g1", "legal:1", 0, b"moves at 0", 60, wake=True)
+    stored, kept, _ = store.load_kept("g1", "legal:1", 60)
+    assert (stored.version, kept) == (1, None)
+    assert store.kept("g1", "legal:1", 1) is None
+
+
 def test_a_commits_ahead_value_lets_go_the_wake_ups_of_an_earlier_one(redis_url: str) -> None:
     """On Redis, a keep leaves wake-ups for the readers that wait on its name (await_kept); the
     commit that marks the name again at a new version lets them go, so that a reader of the new
@@ -213,7 +226,7 @@ def test_a_commits_ahead_value_lets_go_the_wake_ups_of_an_earlier_one(redis_url:
     try:
         create(store)
         store.load_kept("g1", "legal:1", 60)
-        store.keep("g1", "legal:1", 0, b"moves at 0", 60, if_current=True)
+        store.keep("g1", "legal:1", 0, b"moves at 0", 60, wake=True)
         started = time.monotonic()
         store.await_kept("g1", "legal:1", 1.0)
         assert time.monotonic() - started < 0.5  # woken by that keep
