@@ -91,6 +91,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         group = next((prefix for prefix in XDIST_GROUPS if _under(relative, prefix)), None)
         if group is not None:
             item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+                _into_group(item, group)
+
+
+def _into_group(item: pytest.Item, group: str) -> None:
+    """The group written into the test's id as `id@group`, which is all the loadgroup scheduler
+    reads. xdist 3.8 writes it to `item._nodeid`, which pytest 9.2 no longer reads (its ids are
+    structured: pytest-xdist issue 1386): every test was then sent alone, and each worker started
+    its own e2e gunicorn and its own copy of a scale module's processes. xdist, after this hook,
+    may add the suffix again (`id@group@group`): the scheduler reads the last one."""
+    suffixed = f"{item.nodeid}@{group}"
+    if hasattr(item, "_id"):  # pytest >= 9.2
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(suffixed)
+    else:
+        item._nodeid = suffixed
 
 
 def free_port() -> int:
