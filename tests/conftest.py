@@ -10,15 +10,26 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
-import pytest
-import redis
+# Bytecode is cached, outside the tree: with PYTHONDONTWRITEBYTECODE set (as on our machines) every
+# xdist worker compiled and assert-rewrote the tests again at collection (3 CPU-s each), and every
+# gunicorn worker, worker process and bot the tests start compiled service/ and the client again.
+# Set before service/ is imported here; the processes the tests start inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+if not sys.pycache_prefix:
+    sys.pycache_prefix = str(Path(tempfile.gettempdir()) / "aos-rules-pycache")
+os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix
 
-from service.store import GameStore, MemoryStore, RedisStore
+import psycopg  # noqa: E402
+import pytest  # noqa: E402
+import redis  # noqa: E402
+
+from service.store import GameStore, MemoryStore, RedisStore  # noqa: E402
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 # The service warms the engine up when its app is made (engine/warm.py: a few random games per
