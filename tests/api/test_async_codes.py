@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from service.referee import takeback, undo
+from tests.contract import parsed_contract
 
 ROOT = Path(__file__).resolve().parents[2]
 RESPONSES = ("UndoRefused", "TakebackRefused", "TakebackAnswerRefused", "OrdersRefused")
 
 
 def listed_codes() -> dict[str, set[str]]:
-    responses = yaml.safe_load((ROOT / "openapi.yaml").read_text())["components"]["responses"]
+    responses = parsed_contract()["components"]["responses"]
     codes = {}
     for name in RESPONSES:
         schema = responses[name]["content"]["application/problem+json"]["schema"]

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from jsonschema import Draft202012Validator
 
+from tests.contract import parsed_contract
+
 SPEC = Path(__file__).parents[2] / "openapi.yaml"
-spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+spec = parsed_contract()
 
 
 def resolve(node: dict[str, Any]) -> dict[str, Any]:

@@ -3,14 +3,13 @@ preflights the browser sends for the headers the contract uses, and reads the he
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import requests
 
 from service.api import create_app
 from service.api.plumbing.cors import ALLOWED_HEADERS, EXPOSED_HEADERS, origins_from_env
 from service.store import MemoryStore
+from tests.contract import parsed_contract
 
 PAGE = b"<!doctype html><html><head><title>frontend</title></head><body>a frontend</body></html>"
 
@@ -160,9 +159,7 @@ def test_origins_setting():
 
 
 def test_preflight_allows_every_method_the_contract_uses(live_server, monkeypatch):
-    import yaml
-
-    contract = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+    contract = parsed_contract()
     used = {m.upper() for item in contract["paths"].values() for m in item
             if m in ("get", "post", "put", "delete", "patch")}
     assert {"PUT", "DELETE"} <= used  # orders are set with PUT, webhooks deleted with DELETE

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from service.api import create_app
 from service.store import MemoryStore
+from tests.contract import parsed_contract
 
-SPEC = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text(encoding="utf-8"))
+SPEC = parsed_contract()
 OPERATIONS = [
     (method.upper(), path, op)
     for path, item in SPEC["paths"].items()

@@ -8,18 +8,17 @@ import queue
 import random
 import threading
 import time
-from pathlib import Path
 
 import orjson
 import pytest
-import yaml
 from openapi_schema_validator import OAS31Validator
 
 from service.referee import timeline
 from service.referee.games import log_entry, render_at
 from service.store import MemoryStore, RedisStore
+from tests.contract import parsed_contract
 
-SPEC = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text(encoding="utf-8"))
+SPEC = parsed_contract()
 EVENT_SCHEMA = OAS31Validator({"$ref": "#/components/schemas/GameEvent", "components": SPEC["components"]})
 FAST = {"events_heartbeat": 0.1}  # heartbeats every 0.1 s: idle streams show them at once
 

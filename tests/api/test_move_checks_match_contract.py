@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-import yaml
 from jsonschema import Draft202012Validator
 from marshmallow import ValidationError
 
 from service.api.checks import compiled
 from service.api.checks import shapes as schemas
 from service.engine.playout import play_random_game
+from tests.contract import parsed_contract
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+SPEC = parsed_contract()
 COMPONENTS = SPEC["components"]["schemas"]
 # A value of each JSON type, to try where the schema wants another.
 OTHER_TYPES: dict[str, list[Any]] = {

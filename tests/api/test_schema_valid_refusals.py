@@ -4,14 +4,12 @@ two): each answer's status is documented for its operation, and that response na
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
 from tests.api.conftest import Api
+from tests.contract import parsed_contract
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+SPEC = parsed_contract()
 
 
 def documented(path: str, method: str, status: int) -> str:

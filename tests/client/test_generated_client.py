@@ -45,6 +45,8 @@ from aos_client import (
 from aos_client.errors import ERRORS_BY_STATUS
 from client_test_servers import Answer, ScriptedServer
 
+from tests.contract import parsed_contract
+
 ROOT = Path(__file__).resolve().parents[2]
 GENERATOR = ROOT / "tools" / "generate_client.py"
 PACKAGE = ROOT / "client" / "aos_client"
@@ -110,9 +112,7 @@ def test_generated_code_is_ruff_clean():
 
 
 def test_every_operation_has_a_method():
-    import yaml
-
-    spec = yaml.safe_load((ROOT / "openapi.yaml").read_text(encoding="utf-8"))
+    spec = parsed_contract()
     generator = load_generator()
     for item in spec["paths"].values():
         for method, op in item.items():
