@@ -727,13 +727,15 @@ HexWords = tuple[str, str, Sequence[tuple[str, str, str]], Sequence[tuple[str, s
 
 class HexBuilds(NamedTuple):
     """A hex's builds as words make them (BuildWords.kept), for one situation of the hex: the
-    listing of its surrounding (held, so that its id in the key is never another's), the
-    builds that need no loop check joined into one text, and, when some shape does need one,
-    every build's text with its geometry instead (None: no loop check)."""
+    listing of its surrounding (held, so that its id in the key is never another's), every
+    build's text joined into one (UTF-8), and, when some shape needs a loop check, every
+    build's text with its geometry (None: no loop check) and the distinct tracks their shapes
+    join (geo.joined): where none of those closes a loop, the joined text is listed whole."""
 
     listing: object
-    joined: str
-    checked: tuple[tuple[str, Geometry | None], ...] | None
+    joined: bytes
+    checked: tuple[tuple[bytes, Geometry | None], ...] | None
+    joins: tuple[tuple, ...]
 
 
 class BuildWords(Protocol):
@@ -758,8 +760,8 @@ class BuildWords(Protocol):
         """The pieces of a town's builds, a price per set of exits with the surcharge `extra`."""
         ...
 
-    def joined(self, texts: list[str]) -> Any:
-        """The listing's builds, the JSON texts `texts` made from HexWords, as one JSON value
+    def joined(self, texts: list[bytes]) -> Any:
+        """The listing's builds, the JSON texts `texts` (UTF-8) made from HexWords, as one JSON value
         of as many moves (orjson.Fragment) with the builder's name put in."""
         ...
 
@@ -861,7 +863,7 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
                           "cost": cost})
 
 
-def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
+def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     """list_builds' builds as words write them: the JSON texts of a hex's builds are made once
     per situation of the hex and kept (BuildWords.kept), so that a listing mostly looks them
     up and checks their loops. A situation is what the builds read: the hex, its listing of
@@ -888,7 +890,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
     top = _top_new_tile_cost(rules)
     # Only whether each cost is within the budget counts: capped, it keys fewer situations.
     settled = None if top is None else words.kept(left, owns, extra, min(budget, top))
-    texts: list[str] = []
+    texts: list[bytes] = []
     for h in hexes:
         status = changed.get(h)
         on_hex = by_hex.get(h)
@@ -925,12 +927,28 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[str]:
                 if made is None:
                     made = kept[situation] = _track_builds(
                         words.track_words(h, old_tracks, listing, costs), listing, left, old_tile)
-        if made.checked is not None:
+        if made.checked is None or _no_loop_joined(ctx, h, made.joins):
+            if made.joined:
+                texts.append(made.joined)
+        else:
             texts.extend(text for text, geo in made.checked
                          if geo is None or not _closes_loop_listed(ctx, h, old, geo))
-        elif made.joined:
-            texts.append(made.joined)
     return texts
+
+
+def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool:
+    """Whether no shape of a hex's builds closes a loop, as the track beyond the ends each
+    joins tells (_loop_beyond, kept in ctx.loops as _closes_loop_listed keeps it): then every
+    build is listed, their texts joined once (HexBuilds.joined). False when one may: each
+    shape is checked on its own then."""
+    loops, net, walks = ctx.loops, ctx.net, ctx.walks
+    for joined in joins:
+        known = loops.get((h, joined), _UNKNOWN)
+        if known is _UNKNOWN:
+            known = loops[(h, joined)] = _loop_beyond(net, h, joined, walks)
+        if known is not False:
+            return False
+    return True
 
 
 def _within(base: int, budget: int, extra: int) -> int | None:
@@ -972,13 +990,13 @@ def _track_builds(words: HexWords, listing: S.TrackListing, left: frozenset[str]
     """A track hex's builds in one situation (_worded_builds): every shape priced within the
     budget whose tile is left, with its geometry where it may close a loop."""
     head, where, phrases, prices = words
-    out: list[tuple[str, Geometry | None]] = []
+    out: list[tuple[bytes, Geometry | None]] = []
     for (k, tile, _, _, loop_geo), (made, a, b) in zip(listing.shapes, phrases, strict=True):
         priced = prices[k]
         if priced is None or (tile not in left and tile != old_tile):
             continue
         cost, price = priced
-        out.append((f"{head}{made}{cost}{a}{where}{b}{price}", loop_geo))
+        out.append((f"{head}{made}{cost}{a}{where}{b}{price}".encode(), loop_geo))
     return _hex_builds(listing, out)
 
 
@@ -986,21 +1004,23 @@ def _town_builds(words: HexWords, listing: S.TownListing, left: frozenset[str],
                  old_tile: str | None, no_disk: bool, budget: int) -> HexBuilds:
     """A town's builds in one situation (_worded_builds), as _track_builds."""
     head, town_name, phrases, prices = words
-    out: list[tuple[str, Geometry | None]] = []
+    out: list[tuple[bytes, Geometry | None]] = []
     for (tiles_made, uses_disk, base, _, town), (made, a, b), priced in zip(
             listing.shapes, phrases, prices, strict=True):
         if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
                 uses_disk and no_disk):
             continue
         cost, price = priced  # type: ignore[misc]  # every exits' is priced
-        out.append((f"{head}{made}{cost}{a}{town_name}{b}{price}", town))
+        out.append((f"{head}{made}{cost}{a}{town_name}{b}{price}".encode(), town))
     return _hex_builds(listing, out)
 
 
-def _hex_builds(listing: object, builds: list[tuple[str, Geometry | None]]) -> HexBuilds:
+def _hex_builds(listing: object, builds: list[tuple[bytes, Geometry | None]]) -> HexBuilds:
+    joined = b",".join(text for text, _ in builds)
     if all(geo is None for _, geo in builds):
-        return HexBuilds(listing, ",".join(text for text, _ in builds), None)
-    return HexBuilds(listing, "", tuple(builds))
+        return HexBuilds(listing, joined, None, ())
+    joins = tuple(dict.fromkeys(geo.joined for _, geo in builds if geo is not None))
+    return HexBuilds(listing, joined, tuple(builds), joins)
 
 
 # -- applying ------------------------------------------------------------------------------------
