@@ -277,6 +277,7 @@ class Board:
                     self.exits.setdefault(h, {})[e] = t.owner
             for x in ht.town_exits or []:
                 self.exits.setdefault(h, {})[x.edge] = x.owner
+        self._values: dict[tuple[Hex, Hex], float] = {}  # value(a, b), once worked out
         # The stops my complete links reach: my network.
         self.network: set[Hex] = set()
         for link in view.board.links:
@@ -303,7 +304,14 @@ class Board:
         return self.costs.get(self.terrain[h], 2)
 
     def value(self, a: Hex, b: Hex) -> float:
-        """What a link between stops `a` and `b` is worth to me: the goods it lets me deliver."""
+        """What a link between stops `a` and `b` is worth to me: the goods it lets me deliver.
+        Worked out once per pair and board: the planner asks for the same pairs again and again."""
+        known = self._values.get((a, b))
+        if known is None:
+            known = self._values[(a, b)] = self._value(a, b)
+        return known
+
+    def _value(self, a: Hex, b: Hex) -> float:
         near_a = ({a} | self.network) if a in self.network else {a}
         value = 0.0
         for src in near_a:
