@@ -881,52 +881,68 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     owns = net.owns_track(seat)
     towns, by_hex, owners, tiles = net.towns, net.by_hex, net.owner, state["tiles"]
     new_tile_cost = rules.new_tile_cost
-    # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
-    hexes = candidate_hexes(state, rules, net)
     table = ctx._edges
-    changed = edge_statuses_of(state, rules, net, seat, set(hexes), table, ctx._closable,
-                               ctx.walks)
     kept = words.kept(left)
     top = _top_new_tile_cost(rules)
     # Only whether each cost is within the budget counts: capped, it keys fewer situations.
     settled = None if top is None else words.kept(left, owns, extra, min(budget, top))
+    board = rules.map
+    rank = _rank_table(board)
+    # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal). On
+    # a map that settles empty hexes (settled), closes no hex and no edge, its hexes next to a
+    # city that the state leaves as the map has them are told apart (_split_candidates): they
+    # are listed from `settled` alone, by their rank, without a look at the state.
+    if settled is None or ctx._closable or type(rules).hex_closed is not BaseRules.hex_closed:
+        candidates = candidate_hexes(state, rules, net)
+        special = set(candidates)
+        order = [rank[h] for h in candidates]
+        looked_at = set(order)
+    else:
+        special, looked_at, order = _split_candidates(state, board, net)
+    changed = edge_statuses_of(state, rules, net, seat, special, table, ctx._closable,
+                               ctx.walks)
+    by_rank = _by_rank(board)
     texts: list[bytes] = []
-    for h in hexes:
-        status = changed.get(h)
-        on_hex = by_hex.get(h)
-        if settled is not None and status is None and not on_hex and h not in towns:
+    for r in order:
+        h = by_rank[r]
+        if r not in looked_at:  # empty, its statuses the map's, no town: HexEdges.settled
             old = NO_PIECES
-            made = settled.get(h)
+            made = settled.get(r)  # type: ignore[union-attr]  # never None here
             if made is None:
-                listing = S.track_listing(NOTHING, NOTHING, table[h].settled, owns)
-                costs = [_within(new_tile_cost(state, h, geo.kind), budget, extra)
-                         for geo in listing.kinds]
-                made = settled[h] = _track_builds(
-                    words.track_words(h, NOTHING, listing, costs), listing, left, None)
+                made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)  # type: ignore[index]
         else:
-            if status is None:
-                status = table[h].settled
-            if on_hex:  # what the hex holds, with owners, and its tile
-                old, old_tile = {p: owners[p] for p in on_hex}, tiles.get(key(h))
-            else:
-                old, old_tile = NO_PIECES, None
-            if h in towns:
-                made = _town_situation(ctx, h, old, old_tile, status, kept, words, left, disks,
-                                       budget)
-            else:
-                old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
-                listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING,
-                                          status, owns)
-                if not listing.shapes:
-                    continue
-                costs = [_within(_track_cost(ctx, h, old_tile, geo) if old
-                                 else new_tile_cost(state, h, geo.kind), budget, extra)
-                         for geo in listing.kinds]
-                situation = (h, id(listing), old_tile, *costs)
-                made = kept.get(situation)
+            status = changed.get(h)
+            on_hex = by_hex.get(h)
+            if settled is not None and status is None and not on_hex and h not in towns:
+                old = NO_PIECES
+                made = settled.get(r)
                 if made is None:
-                    made = kept[situation] = _track_builds(
-                        words.track_words(h, old_tracks, listing, costs), listing, left, old_tile)
+                    made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
+            else:
+                if status is None:
+                    status = table[h].settled
+                if on_hex:  # what the hex holds, with owners, and its tile
+                    old, old_tile = {p: owners[p] for p in on_hex}, tiles.get(key(h))
+                else:
+                    old, old_tile = NO_PIECES, None
+                if h in towns:
+                    made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
+                                           disks, budget)
+                else:
+                    old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
+                    listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING,
+                                              status, owns)
+                    if not listing.shapes:
+                        continue
+                    costs = [_within(_track_cost(ctx, h, old_tile, geo) if old
+                                     else new_tile_cost(state, h, geo.kind), budget, extra)
+                             for geo in listing.kinds]
+                    situation = (h, id(listing), old_tile, *costs)
+                    made = kept.get(situation)
+                    if made is None:
+                        made = kept[situation] = _track_builds(
+                            words.track_words(h, old_tracks, listing, costs), listing, left,
+                            old_tile)
         if made.checked is None or _no_loop_joined(ctx, h, made.joins):
             if made.joined:
                 texts.append(made.joined)
@@ -934,6 +950,63 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
             texts.extend(text for text, geo in made.checked
                          if geo is None or not _closes_loop_listed(ctx, h, old, geo))
     return texts
+
+
+def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozenset[str],
+                    owns: bool, budget: int) -> HexBuilds:
+    """The builds of an empty hex whose statuses are the map's (HexEdges.settled), on a map
+    whose new tiles cost what the map alone says (_worded_builds' `settled`)."""
+    listing = S.track_listing(NOTHING, NOTHING, ctx._edges[h].settled, owns)
+    costs = [_within(ctx.rules.new_tile_cost(ctx.state, h, geo.kind), budget, ctx.extra)
+             for geo in listing.kinds]
+    return _track_builds(words.track_words(h, NOTHING, listing, costs), listing, left, None)
+
+
+def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[int], list[int]]:
+    """candidate_hexes on a map that closes no hex, in two: the candidates the state may have
+    changed (a town, track on them or facing them, next to a stop the map does not have), and
+    the rest, hexes next to a city of the map as the map has them (no candidate a hex that
+    the state did not change). Returns the first, as hexes and as their ranks (_rank_table),
+    and the ranks of every candidate in candidate order (_by_rank gives each's hex)."""
+    rank = _rank_table(board)
+    near, near_towns = _near_table(board)
+    found = set(near_towns)
+    stops = net.cities - board.cities.keys()
+    for c in stops:  # new cities, a map's trackless stops
+        found.update(around(c))
+    found.update([h for h, on_hex in net.by_hex.items() if on_hex])
+    facing = _facing_table(board)
+    found.update([facing[end][0] for end in net.end_index])
+    found &= _passable(board)
+    built = {parse_key(k) for k in open_build_turn(state)["built"]}
+    found -= built
+    found -= net.cities
+    order = [rank[h] for h in found]
+    looked_at = set(order)
+    # Whole numbers sort quickly; `near` and these are each in order already.
+    skip = {*looked_at, *[rank[h] for h in built if h in rank],
+            *[rank[h] for h in stops if h in rank]}
+    order.extend([r for r in near if r not in skip])
+    order.sort()
+    return found, looked_at, order
+
+
+@once_per
+def _near_table(board) -> tuple[tuple[int, ...], frozenset[Hex]]:
+    """The hexes next to a city of the map where track may be laid (passable, not a city of
+    the map) as _split_candidates lists them: their ranks in order (_rank_table), but for the
+    towns among them, apart, as hexes: once per map."""
+    rank = _rank_table(board)
+    passable = _passable(board)
+    near = [h for h in _next_to_cities(board) if h in passable and h not in board.cities]
+    return (tuple(sorted(rank[h] for h in near if h not in board.towns)),
+            frozenset(h for h in near if h in board.towns))
+
+
+@once_per
+def _by_rank(board) -> tuple[Hex, ...]:
+    """The hexes of the map in rank order (_rank_table): once per map."""
+    return tuple(sorted(board.terrain))
 
 
 def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool:
