@@ -288,13 +288,8 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
         closable = rules.closable_edges(h)
         if closable:
             found[h] = _statuses_by_edge(state, rules, net, seat, h, table[h].row, closable, memo)
+    # Per hex changed, its statuses as a list, from its HexEdges.settled.
     changed: dict[Hex, list[EdgeStatus]] = {}
-
-    def change(h: Hex, edge: int, status: EdgeStatus) -> None:
-        if h not in changed:
-            changed[h] = list(table[h].settled)
-        changed[h][edge] = status
-
     cities, owners = net.cities, net.owner
     # A stop made where the map has none (a new city, a map's trackless stop): a city across
     # each edge toward it, closed or not.
@@ -302,16 +297,22 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
         for edge_of_c, h in enumerate(around(c)):
             edge = (edge_of_c + 3) % 6
             if h in hexes and h not in found and table[h].row[edge][1] in (None, "closed"):
-                change(h, edge, "city")
+                statuses = changed.get(h)
+                if statuses is None:
+                    statuses = changed[h] = list(table[h].settled)
+                statuses[edge] = "city"
     # A track end facing a hex across an edge the map neither settles nor closes.
     facing = _facing_table(rules.map)
     for end, piece in net.end_index.items():
         h, edge, known = facing[end]
-        if known is not None or h not in hexes or h in found or end[0] in cities:
+        if known is not None or h not in hexes or (found and h in found) or end[0] in cities:
             continue
         owner = owners[piece]
-        change(h, edge, "own" if owner == seat else "opponent" if owner is not None
-               else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
+        statuses = changed.get(h)
+        if statuses is None:
+            statuses = changed[h] = list(table[h].settled)
+        statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
+                          else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
     for h, statuses in changed.items():
         found[h] = tuple(statuses)
     return found
@@ -488,7 +489,7 @@ def plan_shape(ctx: BuildContext, site: Site, tracks: frozenset | None,
 
 
 def _turnable(old: dict[Piece, int | None], seat: int) -> frozenset[T.Track]:
-    return frozenset((p[1], p[2]) for p, o in old.items() if o is None or o == seat)
+    return frozenset([(p[1], p[2]) for p, o in old.items() if o is None or o == seat])
 
 
 def hex_pieces(h: Hex, geo: Geometry, old: dict[Piece, int | None],
@@ -874,7 +875,8 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     the listing, and the hex is looked up without its listing or its costs."""
     state, seat, net, rules = ctx.state, ctx.seat, ctx.net, ctx.rules
     supply = state["supply"]
-    left = frozenset(t for t in supply if tile_left(supply, None, t))
+    # The tiles left (tile_left without a tile on the hex).
+    left = frozenset([t for t, count in supply.items() if count > 0])
     disks = supply[T.DISK] > 0
     extra = ctx.extra
     budget = state["players"][seat]["cash"] - extra  # the most a tile may cost before the surcharge
@@ -929,7 +931,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
                     made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
                                            disks, budget)
                 else:
-                    old_tracks = frozenset((p[1], p[2]) for p in old) if old else NOTHING
+                    old_tracks = frozenset([(p[1], p[2]) for p in old]) if old else NOTHING
                     listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING,
                                               status, owns)
                     if not listing.shapes:
@@ -1011,17 +1013,11 @@ def _by_rank(board) -> tuple[Hex, ...]:
 
 def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool:
     """Whether no shape of a hex's builds closes a loop, as the track beyond the ends each
-    joins tells (_loop_beyond, kept in ctx.loops as _closes_loop_listed keeps it): then every
-    build is listed, their texts joined once (HexBuilds.joined). False when one may: each
-    shape is checked on its own then."""
-    loops, net, walks = ctx.loops, ctx.net, ctx.walks
-    for joined in joins:
-        known = loops.get((h, joined), _UNKNOWN)
-        if known is _UNKNOWN:
-            known = loops[(h, joined)] = _loop_beyond(net, h, joined, walks)
-        if known is not False:
-            return False
-    return True
+    joins tells (_loop_beyond): then every build is listed, their texts joined once
+    (HexBuilds.joined). False when one may: each shape is checked on its own then
+    (_closes_loop_listed). A listing looks at each hex once, so the verdicts are not kept."""
+    net, walks = ctx.net, ctx.walks
+    return all(_loop_beyond(net, h, joined, walks) is False for joined in joins)
 
 
 def _within(base: int, budget: int, extra: int) -> int | None:
@@ -1033,7 +1029,7 @@ def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old
                     status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
                     left: frozenset[str], disks: bool, budget: int) -> HexBuilds:
     """A town's builds in its situation (_worded_builds), kept or made."""
-    old_exits = frozenset(p[1] for p in old)
+    old_exits = frozenset([p[1] for p in old])
     listing = S.town_listing(old_exits, ctx.seat in old.values(), status,
                              ctx.net.owns_track(ctx.seat))
     # A shape that takes a disk is out when none is left and the hex gives none back.
