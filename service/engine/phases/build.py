@@ -905,6 +905,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
                                ctx.walks)
     by_rank = _by_rank(board)
     texts: list[bytes] = []
+    old: dict[Piece, int | None] | None
     for r in order:
         h = by_rank[r]
         if r not in looked_at:  # empty, its statuses the map's, no town: HexEdges.settled
@@ -923,20 +924,27 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
             else:
                 if status is None:
                     status = table[h].settled
-                if on_hex:  # what the hex holds, with owners, and its tile
-                    old, old_tile = {p: owners[p] for p in on_hex}, tiles.get(key(h))
+                # What the hex holds, with owners (on a track hex made only for a loop check
+                # that asks for it: None until then), and its tile.
+                if on_hex:
+                    old, old_tile = None, tiles.get(key(h))
                 else:
                     old, old_tile = NO_PIECES, None
                 if h in towns:
+                    old = {p: owners[p] for p in on_hex} if on_hex else NO_PIECES
                     made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
                                            disks, budget)
                 else:
-                    old_tracks = frozenset([(p[1], p[2]) for p in old]) if old else NOTHING
-                    listing = S.track_listing(old_tracks, _turnable(old, seat) if old else NOTHING,
-                                              status, owns)
+                    if on_hex:  # _turnable, from the pieces
+                        old_tracks = frozenset([(p[1], p[2]) for p in on_hex])
+                        turnable = frozenset([(p[1], p[2]) for p in on_hex
+                                              if owners[p] is None or owners[p] == seat])
+                    else:
+                        old_tracks = turnable = NOTHING
+                    listing = S.track_listing(old_tracks, turnable, status, owns)
                     if not listing.shapes:
                         continue
-                    costs = [_within(_track_cost(ctx, h, old_tile, geo) if old
+                    costs = [_within(_track_cost(ctx, h, old_tile, geo) if on_hex
                                      else new_tile_cost(state, h, geo.kind), budget, extra)
                              for geo in listing.kinds]
                     situation = (h, id(listing), old_tile, *costs)
@@ -949,8 +957,9 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
             if made.joined:
                 texts.append(made.joined)
         else:
+            held = {p: owners[p] for p in by_hex[h]} if old is None else old
             texts.extend(text for text, geo in made.checked
-                         if geo is None or not _closes_loop_listed(ctx, h, old, geo))
+                         if geo is None or not _closes_loop_listed(ctx, h, held, geo))
     return texts
 
 
