@@ -872,7 +872,8 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     what each kind of build costs there and the tiles left. Most candidate hexes are empty and
     have the statuses the map alone gives them (HexEdges.settled): where their costs are the
     map's alone too (the base new_tile_cost), their situation is the hex and a few numbers of
-    the listing, and the hex is looked up without its listing or its costs."""
+    the listing, and the hex is looked up without its listing or its costs (an empty hex with
+    other statuses, by the hex and its statuses)."""
     state, seat, net, rules = ctx.state, ctx.seat, ctx.net, ctx.rules
     supply = state["supply"]
     # The tiles left (tile_left without a tile on the hex).
@@ -916,11 +917,18 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
         else:
             status = changed.get(h)
             on_hex = by_hex.get(h)
-            if settled is not None and status is None and not on_hex and h not in towns:
+            if settled is not None and not on_hex and h not in towns:
+                # Empty: its builds read its statuses and the listing's context alone.
                 old = NO_PIECES
-                made = settled.get(r)
-                if made is None:
-                    made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
+                if status is None:
+                    made = settled.get(r)
+                    if made is None:
+                        made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
+                else:
+                    made = settled.get((r, status))
+                    if made is None:
+                        made = settled[(r, status)] = _settled_builds(ctx, h, words, left, owns,
+                                                                      budget, status)
             else:
                 if status is None:
                     status = table[h].settled
@@ -964,10 +972,12 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
 
 
 def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozenset[str],
-                    owns: bool, budget: int) -> HexBuilds:
-    """The builds of an empty hex whose statuses are the map's (HexEdges.settled), on a map
-    whose new tiles cost what the map alone says (_worded_builds' `settled`)."""
-    listing = S.track_listing(NOTHING, NOTHING, ctx._edges[h].settled, owns)
+                    owns: bool, budget: int, status: Status | None = None) -> HexBuilds:
+    """The builds of an empty hex with these statuses (by default the map's, HexEdges.settled),
+    on a map whose new tiles cost what the map alone says (_worded_builds' `settled`): kept
+    there by the hex's rank, and its statuses where they are not the map's."""
+    listing = S.track_listing(NOTHING, NOTHING,
+                              ctx._edges[h].settled if status is None else status, owns)
     costs = [_within(ctx.rules.new_tile_cost(ctx.state, h, geo.kind), budget, ctx.extra)
              for geo in listing.kinds]
     return _track_builds(words.track_words(h, NOTHING, listing, costs), listing, left, None)
