@@ -284,7 +284,7 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
     found: dict[Hex, Status] = {}
     # The hook is asked only about the hexes with an edge the map may ever close (none on a
     # map that keeps the base hook).
-    for h in closable_hexes.intersection(hexes):
+    for h in closable_hexes.intersection(hexes) if closable_hexes else NOTHING:
         closable = rules.closable_edges(h)
         if closable:
             found[h] = _statuses_by_edge(state, rules, net, seat, h, table[h].row, closable, memo)
@@ -293,7 +293,7 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
     cities, owners = net.cities, net.owner
     # A stop made where the map has none (a new city, a map's trackless stop): a city across
     # each edge toward it, closed or not.
-    for c in cities - rules.map.cities.keys():
+    for c in stops_made(net):
         for edge_of_c, h in enumerate(around(c)):
             edge = (edge_of_c + 3) % 6
             if h in hexes and h not in found and table[h].row[edge][1] in (None, "closed"):
@@ -343,6 +343,13 @@ def _statuses_by_edge(state: State, rules: Rules, net: Network, seat: int, h: He
         else:  # off the map, or a city of the map
             out.append(known)
     return tuple(out)
+
+
+def stops_made(net: Network) -> Collection[Hex]:
+    """The stops of the network that the map does not have: new cities, a map's trackless
+    stops. The network's cities are the map's and these (none when they are as many)."""
+    cities, of_map = net.cities, net.map.cities
+    return cities - of_map.keys() if len(cities) != len(of_map) else NOTHING
 
 
 def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = None) -> bool:
@@ -992,7 +999,7 @@ def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[
     rank = _rank_table(board)
     near, near_towns = _near_table(board)
     found = set(near_towns)
-    stops = net.cities - board.cities.keys()
+    stops = stops_made(net)
     for c in stops:  # new cities, a map's trackless stops
         found.update(around(c))
     found.update([h for h, on_hex in net.by_hex.items() if on_hex])
