@@ -30,12 +30,16 @@ from urllib.parse import quote
 
 import jsonschema_rs
 from jsonschema_path import SchemaPath
+from openapi_core.casting.schemas import oas31_schema_casters_factory
+from openapi_core.casting.schemas.factories import SchemaCastersFactory
 from openapi_core.validation.request.validators import V31RequestValidator
 from openapi_core.validation.response.validators import (
     V31ResponseHeadersValidator,
     V31ResponseValidator,
 )
 from openapi_core.validation.schemas import oas31_schema_validators_factory
+from openapi_core.validation.schemas.factories import DialectSchemaValidatorsFactory
+from openapi_core.validation.schemas.validators import SchemaValidator
 from openapi_schema_validator import OAS31Validator
 from openapi_schema_validator import _keywords as oas_keywords
 
@@ -209,9 +213,48 @@ def _fast(spec: SchemaPath) -> FastSchemas:
 _CACHE: dict[int, tuple[SchemaPath, FastSchemas]] = {}
 
 
+class _CachedSchemaValidators(DialectSchemaValidatorsFactory):
+    """openapi-core's OAS 3.1 schema-validator factory, each validator built once per schema.
+
+    openapi-core builds a SchemaValidator (a deep copy of its format checker, a jsonschema-path
+    resolution, a jsonschema validator) for every parameter, header and body it checks, and
+    for every parameter's caster; these objects are not changed by use, so the one built the
+    first time for a schema serves every later check of it."""
+
+    def __init__(self, factory: DialectSchemaValidatorsFactory) -> None:
+        super().__init__(factory.schema_validator_cls, factory.default_jsonschema_dialect_id,
+                         format_checker=factory.format_checker)
+        self._built: dict[tuple, tuple[SchemaPath, SchemaValidator]] = {}
+
+    def create(self, spec: SchemaPath, schema: SchemaPath, format_validators: Any = None,
+               extra_format_validators: Any = None,
+               forbid_unspecified_additional_properties: bool = False,
+               enforce_properties_required: bool = False) -> SchemaValidator:
+        if format_validators is not None or extra_format_validators is not None:
+            return super().create(spec, schema, format_validators, extra_format_validators,
+                                  forbid_unspecified_additional_properties,
+                                  enforce_properties_required)
+        key = (id(spec), id(schema.accessor), schema.parts,
+               forbid_unspecified_additional_properties, enforce_properties_required)
+        built = self._built.get(key)
+        if built is None or built[0] is not spec:
+            built = self._built[key] = (spec, super().create(
+                spec, schema, None, None, forbid_unspecified_additional_properties,
+                enforce_properties_required))
+        return built[1]
+
+
+_validators_factory = _CachedSchemaValidators(oas31_schema_validators_factory)
+_casters_factory = SchemaCastersFactory(
+    _validators_factory, oas31_schema_casters_factory.types_caster)
+
+
 class _FastSchemaCheck:
+    schema_validators_factory = _validators_factory
+    schema_casters_factory = _casters_factory
+
     def _validate_schema(self, schema: SchemaPath, value: Any) -> None:
-        if (self.schema_validators_factory is oas31_schema_validators_factory  # type: ignore[attr-defined]
+        if (self.schema_validators_factory is _validators_factory
                 and not self.forbid_unspecified_additional_properties  # type: ignore[attr-defined]
                 and not self.enforce_properties_required  # type: ignore[attr-defined]
                 and self.format_validators is None  # type: ignore[attr-defined]
