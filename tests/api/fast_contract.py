@@ -46,6 +46,8 @@ from openapi_schema_validator import _keywords as oas_keywords
 BASE = "urn:aos-rules:openapi"
 # Values that are data, not schemas: nothing under them is renamed.
 _DATA = frozenset({"const", "enum", "default", "example", "examples"})
+# Maps from names (which may be "default", "format", ...) to schemas.
+_NAMED = frozenset({"properties", "$defs", "dependentSchemas", "patternProperties"})
 _PATTERN = "x-oas-pattern"
 _FORMAT = "x-oas-format"
 
@@ -62,7 +64,9 @@ def _renamed(node: Any) -> Any:
         return node
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DATA:
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _renamed(schema) for name, schema in value.items()}
+        elif key in _DATA:
             out[key] = value
         elif key == "pattern" and isinstance(value, str):
             out[_PATTERN] = value
@@ -132,7 +136,9 @@ def _discriminators_agree(document: dict) -> bool:
                         and target.get("properties", {}).get(prop, {}).get("const") == key):
                     ok = False
         for key, value in node.items():
-            if key not in _DATA:
+            if key in _NAMED and isinstance(value, dict):
+                walk(list(value.values()))
+            elif key not in _DATA:
                 walk(value)
 
     walk(document)
