@@ -105,6 +105,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.xdist_group(group))
             if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
                 _into_group(item, group)
+    # The longest work first: xdist hands out tests in this order, so the groups (each run
+    # through on one worker: e2e alone is minutes) and the slow tiers start at once, and the
+    # quick tests fill the workers' ends instead of waiting behind them (a stable sort: every
+    # worker collects the same order, as xdist requires). ./test.sh: 5 min 27 s -> 5 min 4 s.
+    items.sort(key=_weight)
+
+
+def _weight(item: pytest.Item) -> int:
+    if item.get_closest_marker("xdist_group") is not None:
+        return 0
+    return 1 if item.get_closest_marker("slow") is not None else 2
 
 
 def _own_id(item: pytest.Item) -> None:
