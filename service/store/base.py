@@ -62,7 +62,9 @@ class Ahead:
     """What a commit keeps under a kept name at the version it makes, if `load_kept` read that
     name of the game within the ttl it was given, at any version (someone asks for it, so it is
     worth working out ahead): a mark that the name's value is being worked out for that version,
-    for its readers to wait on (await_kept) rather than work it out too."""
+    for its readers to wait on (await_kept) rather than work it out too. A mark whose value never
+    comes (its worker died) lapses in `ttl`; a reader waits for it no longer than its own bound
+    (Settings.legal_moves_wait_ms), then works the value out itself."""
 
     name: str
     value: bytes

@@ -280,8 +280,9 @@ class MemoryStore(GameStore):
                 else:
                     self._clocks[game_id] = deadline
             version, listeners = game.version, list(self._listeners)
-            read = ahead is not None and self._kept.get((game_id, READ + ahead.name)) is not None
-            if ahead is not None and read:
+            read = False
+            if ahead is not None and self._kept.get((game_id, READ + ahead.name)) is not None:
+                read = True
                 self._kept.set((game_id, ahead.name), (version, ahead.value), ahead.ttl)
         if entries:
             for listener in listeners:
