@@ -104,7 +104,11 @@ def test_fifty_slow_clients_hold_no_worker_and_are_dropped_in_time(deployed) -> 
         time.sleep(1.0)  # every slow client is well into its headers
         times = health_times(url, 20)
         shown = f"{max(times) * 1000:.0f} ms (median {statistics.median(times) * 1000:.1f} ms)"
-        assert max(times) < 0.1, f"health took up to {shown} beside {SLOW_CLIENTS} slow clients"
+        # A worker held by a slow client would keep a health check waiting until gunicorn drops
+        # that client (keepalive, 5 s); a loaded machine (the whole suite on 2 cores) delays one
+        # now and then by a tenth of that (137 ms seen, median 9 ms), which is not holding.
+        assert statistics.median(times) < 0.1, f"health took {shown} beside {SLOW_CLIENTS} slow clients"
+        assert max(times) < 1.0, f"health took up to {shown} beside {SLOW_CLIENTS} slow clients"
         # gunicorn gives a client `keepalive` (5 s) to send its headers, then drops it.
         deadline = time.monotonic() + 15
         while len(slow.closed_at) < SLOW_CLIENTS and time.monotonic() < deadline:
