@@ -312,7 +312,8 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
         if statuses is None:
             statuses = changed[h] = list(table[h].settled)
         statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
-                          else "unowned" if runs_home(net, seat, h, edge, memo) else "stranded")
+                          else "unowned" if _runs_home_from(net, seat, h, edge, end, piece, memo)
+                          else "stranded")
     for h, statuses in changed.items():
         found[h] = tuple(statuses)
     return found
@@ -363,6 +364,30 @@ def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = No
         return True
     owner = net.owner
     return any(owner[p] == seat for p in net.pieces_on(end.hex))
+
+
+def _runs_home_from(net: Network, seat: int, h: Hex, edge: int, end: tuple[Hex, int],
+                    piece: Piece, memo: dict | None) -> bool:
+    """runs_home(net, seat, h, edge, memo), where the track beyond h's edge is `piece`, whose
+    `end` (its hex, its edge) faces h: most such track is one piece long (a stub toward a city
+    or a town), told here from the piece and what lies beyond its other end without a walk
+    (Network.walk's steps, in its order); longer track is walked (runs_home)."""
+    n, entry = end
+    cities, towns, owner = net.cities, net.towns, net.owner
+    if n in cities:
+        return True
+    if n in towns:  # the piece enters the town: a stop
+        return any(owner[p] == seat for p in net.pieces_on(n))
+    out = piece[2] if piece[1] == entry else piece[1]
+    beyond = around(n)[out]
+    if beyond in cities:
+        return True
+    facing = net.end_index.get((beyond, (out + 3) % 6))
+    if beyond in towns:
+        return facing is not None and any(owner[p] == seat for p in net.pieces_on(beyond))
+    if facing is None:  # open
+        return False
+    return runs_home(net, seat, h, edge, memo)
 
 
 @once_per
