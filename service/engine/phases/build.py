@@ -637,19 +637,51 @@ def _loop_beyond(net: Network, h: Hex, joined: tuple, memo: dict) -> bool | None
     a walk with the new pieces can tell."""
     for j in joined:
         if isinstance(j, int):  # a town exit: its route starts at the town on h
-            end = net.end_beyond(h, j, memo)
+            end = _beyond(net, h, j, memo)
             if end is None:
                 return None
-            if end.kind == "cycle":
+            if end is _CYCLE:
                 return True
             continue
-        first, second = net.end_beyond(h, j[0], memo), net.end_beyond(h, j[1], memo)
+        first, second = _beyond(net, h, j[0], memo), _beyond(net, h, j[1], memo)
         if first is None or second is None:
             return None
-        if first.kind == "cycle" or second.kind == "cycle" or (
-                first.kind == second.kind == "stop" and first.hex == second.hex):
+        if first is _CYCLE or second is _CYCLE or (first == second and first is not _OPEN):
             return True
     return False
+
+
+_OPEN, _CYCLE = object(), object()
+
+
+def _beyond(net: Network, h: Hex, edge: int, memo: dict) -> Hex | object | None:
+    """net.end_beyond(h, edge, memo) as _loop_beyond reads it: the stop's hex, _OPEN, _CYCLE,
+    or None (the track comes back to h). Track of at most two pieces before its end (most of
+    what a listing asks about: a city across the edge, a stub) is told from the network's
+    index, as Network.walk steps through it; longer track is walked (end_beyond)."""
+    cities, towns, ends = net.cities, net.towns, net.end_index
+    n = around(h)[edge]
+    if n in cities:
+        return n
+    p = ends.get((n, (edge + 3) % 6))
+    if n in towns:
+        return n if p is not None else _OPEN
+    if p is None:
+        return _OPEN
+    out = p[2] if p[1] == (edge + 3) % 6 else p[1]
+    beyond = around(n)[out]
+    if beyond != h:
+        if beyond in cities:
+            return beyond
+        facing = ends.get((beyond, (out + 3) % 6))
+        if beyond in towns:
+            return beyond if facing is not None else _OPEN
+        if facing is None:
+            return _OPEN
+    end = net.end_beyond(h, edge, memo)
+    if end is None:
+        return None
+    return end.hex if end.kind == "stop" else _CYCLE if end.kind == "cycle" else _OPEN
 
 
 # -- urbanization ------------------------------------------------------------------------------
