@@ -383,9 +383,40 @@ class ListedBuilds:
                               strict=True):
             move["text"] = text
 
+    def urbanizing(self, letters: tuple[str, ...], towns: tuple[Hex, ...]) -> Any:
+        at = self.places
+        known = _URBANIZING.get((id(at), letters, towns))
+        if known is None or known[0] is not at:
+            if len(_URBANIZING) >= _PHRASES_KEPT:
+                _URBANIZING.clear()
+            known = _URBANIZING[(id(at), letters, towns)] = (
+                at, _urbanize_moves(self.teller, letters, towns))
+        return cast(Any, orjson.Fragment(known[1].replace(WHO_BYTES, self.who)))
+
     def _pieces(self, h: Hex) -> HexPieces:
         pieces = self.hexes[h] = _hex_piece(self.places, h)
         return pieces
+
+
+# The urbanize moves of a build turn as JSON (ListedBuilds.urbanizing), per map, new cities
+# left and towns, the builder's name WHO.
+_URBANIZING: dict[tuple[int, tuple[str, ...], tuple[Hex, ...]], tuple[Places, bytes]] = {}
+
+
+def _urbanize_moves(teller: Teller, letters: tuple[str, ...], towns: tuple[Hex, ...]) -> bytes:
+    """The JSON of with_texts' urbanize moves (Teller.move's words, as _texts says them) of
+    `letters` on `towns`, the builder's name WHO: each {"type","hex","new_city","text"}."""
+    named = teller.places.named
+    colours = _new_city_colours(teller.map_id)
+    out = []
+    for letter in letters:
+        city = orjson.dumps(letter).decode()
+        for q, r in towns:
+            town = named.get((q, r)) or teller.place((q, r))
+            words = _in_json(f" urbanizes {town} into {colours.get(letter, '')}new city {letter}")
+            out.append(f'{{"type":"urbanize","hex":{{"q":{q},"r":{r}}},"new_city":{city},'
+                       f'"text":"{WHO}{words}"}}')
+    return ",".join(out).encode()
 
 
 def _price(cost: int, had: bool) -> tuple[str, str]:

@@ -181,3 +181,23 @@ def test_builds_kept_from_one_listing_answer_another_player_s_own() -> None:
                                                                           strict=True)]}
         assert orjson.dumps(listing(renamed, seat)) == orjson.dumps(
             with_texts(renamed, seat, game.legal_moves(renamed, seat)))
+
+
+def test_a_listing_s_urbanize_moves_read_as_with_texts_words_them() -> None:
+    # A build turn's urbanize moves are written as one JSON text, kept per map, new cities left
+    # and towns, with the builder's name put in per listing (ListedBuilds.urbanizing): they read
+    # as with_texts words them, for names that need escaping and for another player's turn.
+    urbanizing = []
+
+    def on_move(before: dict, seat: int, *_: object) -> None:
+        options = game.legal_moves(before, seat)
+        if before["phase"] == "build" and any(m["type"] == "urbanize" for m in options):
+            urbanizing.append(seat)
+            for names in (NAMES, ['Zoë "Z"', "Y\n\x01", "X \u2028", "W"]):
+                renamed = {**before, "players": [{**p, "name": n} for p, n in
+                                                 zip(before["players"], names, strict=True)]}
+                assert orjson.dumps(listing(renamed, seat)) == orjson.dumps(
+                    with_texts(renamed, seat, options))
+
+    play_random_game("rust_belt", 4, "urbanize", random.Random(11), cash=300, on_move=on_move)
+    assert len(set(urbanizing)) >= 2

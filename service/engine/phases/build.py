@@ -831,7 +831,13 @@ class BuildWords(Protocol):
         ...
 
     def word(self, moves: list[Move]) -> None:
-        """Gives each of `moves`, the turn's moves but the builds, its text."""
+        """Gives each of `moves`, the turn's moves but the builds and urbanizations, its
+        text."""
+        ...
+
+    def urbanizing(self, letters: tuple[str, ...], towns: tuple[Hex, ...]) -> Any:
+        """The urbanize moves of these new cities (in order) on these towns (in order, for
+        each letter), with their texts, as one JSON value of as many moves (orjson.Fragment)."""
         ...
 
 
@@ -844,11 +850,16 @@ def legal(state: State, rules: Rules, seat: int, words: BuildWords | None = None
     moves: list[Move] = []
     if rules.may_urbanize(state, seat) and not build["urbanized"] and not build["built"]:
         placed = set(state["new_cities"].values())
-        for letter in rules.new_city_letters():
-            if letter not in placed:
+        letters = tuple([letter for letter in rules.new_city_letters() if letter not in placed])
+        towns = tuple(sorted(net.towns))
+        if words is not None:
+            if letters and towns:
+                moves.append(words.urbanizing(letters, towns))
+        else:
+            for letter in letters:
                 moves.extend({"type": "urbanize", "hex": as_dict(h), "new_city": letter}
-                             for h in sorted(net.towns))
-    urbanizing = len(moves)
+                             for h in towns)
+    urbanizing = 0 if words is not None else len(moves)
     if build["tiles_left"] > 0:
         list_builds(ctx, moves, words)
     after: list[Move] = [*rules.extra_build_moves(state, seat), {"type": "end_build"}]
