@@ -177,6 +177,19 @@ class Teller:
                 return self.event(e)
         return self.move(seat, move)
 
+    def tell(self, seat: int, move: Mapping, events: list[Event]) -> str:
+        """events(events), then entry(seat, move, events), telling the move's own event once:
+        the entry's sentence is the text that event was just given."""
+        own = OWN_EVENT.get(str(move.get("type")))
+        sentence = None
+        for e in events:
+            told = "text" not in e
+            if told:
+                e["text"] = self.event(e)
+            if sentence is None and own is not None and e.get("type") == own and e.get("seat", seat) == seat:
+                sentence = e["text"] if told else self.event(e)
+        return self.move(seat, move) if sentence is None else sentence
+
     def move(self, seat: int, move: Mapping, state: State | None = None) -> str:
         """The sentence of a move before it is made (a listed move): the state, when given,
         says what is on the hex built on and where a delivery's links lead."""

@@ -71,13 +71,18 @@ def claim_in(meta: bytes, seat: int, token: str) -> bytes | None:
     """The metadata with `seat` claimed, for a commit that writes it with the move: None when
     it is claimed already. Refuses a token that is not the seat's current one (reissued since
     it was checked): each attempt of a commit calls this on the metadata it compares with."""
-    decoded = orjson.loads(meta)
-    hashes = decoded["tokens"]
+    claimed_meta = claim_of(orjson.loads(meta), seat, token)
+    return None if claimed_meta is None else orjson.dumps(claimed_meta)
+
+
+def claim_of(meta: dict, seat: int, token: str) -> dict | None:
+    """claim_in on the decoded metadata: the new metadata decoded, or None."""
+    hashes = meta["tokens"]
     if seat >= len(hashes) or not hmac.compare_digest(hashes[seat], tokens.digest(token)):
         raise _invalid("the token is not this game's (it was reissued)")
-    if seat in claimed(decoded):
+    if seat in claimed(meta):
         return None
-    return orjson.dumps({**decoded, "claimed": sorted(claimed(decoded) | {seat})})
+    return {**meta, "claimed": sorted(claimed(meta) | {seat})}
 
 
 def note_claimed(store: GameStore, game_id: str, stored: Stored, seat: int, token: str) -> None:

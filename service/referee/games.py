@@ -65,6 +65,12 @@ class Change:
     meta: bytes | None
     body: bytes
     record: bytes
+    # The metadata after the change, decoded (the new meta, else the meta read), when the plan
+    # has it at hand: the commit's clock reads it without decoding the bytes again.
+    meta_after: dict | None = None
+    # The types of the moves of the game among `entries`, when the plan knows them: the moves'
+    # metrics count them without decoding the entries again.
+    move_types: tuple[str, ...] | None = None
 
 
 # Makes the change of a request from the game as loaded and the commit's time (unix ms: the log
@@ -125,7 +131,12 @@ def render_at(state: State, game_id: str, version: int, meta: bytes,
 def view_bytes(state: State, game_id: str, version: int, meta: bytes, at_ms: int,
                takeback: TakebackView | None = None) -> bytes:
     """The stored view of a version committed at `at_ms`, for a game with this metadata."""
-    clock = clocks.of_meta(orjson.loads(meta))
+    return clocked_view_bytes(state, game_id, version, clocks.of_meta(orjson.loads(meta)), at_ms, takeback)
+
+
+def clocked_view_bytes(state: State, game_id: str, version: int, clock: dict | None, at_ms: int,
+                       takeback: TakebackView | None = None) -> bytes:
+    """view_bytes for a game whose clock (clocks.of_meta) is at hand."""
     return orjson.dumps(full_view(state, game_id, version, takeback=takeback, clock=clock, since_ms=at_ms))
 
 
@@ -242,7 +253,7 @@ class Games:
         reader that comes meanwhile waits for list_ahead's listing instead of working it out
         too. None when nothing runs after the answer (no `defer`) or nobody decides."""
         seat = game.active_seat(state) if self.defer is not None else None
-        return None if seat is None else Ahead(legal.name(seat), legal.PENDING, legal.PENDING_TTL)
+        return None if seat is None else pending_ahead(seat)
 
     def list_ahead(self, game_id: str, version: int, stored_state: bytes, state: State) -> None:
         """Works out the legal moves of the seat that decides at `version` (committed with the
@@ -498,14 +509,20 @@ class Games:
                 metrics.ILLEGAL_MOVES.labels(code=exc.code).inc()
                 raise illegal(exc) from None
             entries = [log_entry(stored.version, seat, move, events, by, at_ms=at_ms, state=state)]
-            state, meta = self.carry_out_orders(state, stored.meta, entries, stored.version, at_ms)
+            # The metadata read is decoded once: the orders, the claim, the view's clock and the
+            # commit's all read it.
+            read = orjson.loads(stored.meta)
+            state, after = self._carry_out(state, read, entries, stored.version, at_ms)
             if token is not None:
-                meta = admin.claim_in(meta or stored.meta, seat, token) or meta
+                after = admin.claim_of(read if after is None else after, seat, token) or after
             version = stored.version + len(entries)
-            view = view_bytes(state, game_id, version, meta or stored.meta, at_ms)
-            return Change(entries, state, view, meta,
+            meta_after = read if after is None else after
+            view = clocked_view_bytes(state, game_id, version, clocks.of_meta(meta_after), at_ms)
+            # The orders' moves, if any, are counted from their entries.
+            types = (move["type"],) if len(entries) == 1 and timeline.is_move({"move": move}) else None
+            return Change(entries, state, view, None if after is None else orjson.dumps(after),
                           moved_body(version, orjson.dumps(events), view, entries[1:]),
-                          replay_record(stored.version + 1, version))
+                          replay_record(stored.version + 1, version), meta_after, types)
 
         return self.change(game_id, {"seat": seat, "move": move}, plan, self.replay_moved,
                            if_match=if_match, idempotency_key=idempotency_key, stored=stored)
@@ -516,8 +533,13 @@ class Games:
         of the seats to decide make, one seat after the other, appended to `entries` (the
         commit's entries so far, made on a game at `version`) marked "by": "orders". Returns
         the state after them and the new meta (None: unchanged)."""
-        decoded = orjson.loads(meta)
-        book = orders.book_of(decoded)
+        state, after = self._carry_out(state, orjson.loads(meta), entries, version, at_ms, first_seat)
+        return state, None if after is None else orjson.dumps(after)
+
+    def _carry_out(self, state: State, meta: dict, entries: list[bytes], version: int,
+                   at_ms: int, first_seat: int | None = None) -> tuple[State, dict | None]:
+        """carry_out_orders on the decoded metadata: the new metadata decoded (None: unchanged)."""
+        book = orders.book_of(meta)
         if not book:
             return state, None
         state, fired, book, changed = orders.carry_out(state, book, first_seat=first_seat)
@@ -525,7 +547,7 @@ class Games:
         for n, made in enumerate(fired):
             entries.append(log_entry(index + n, made.seat, made.move, made.events, "orders",
                                      at_ms=at_ms, state=state))
-        return state, (orjson.dumps(orders.with_book(decoded, book)) if changed else None)
+        return state, (orders.with_book(meta, book) if changed else None)
 
     def change(
         self,
@@ -571,7 +593,10 @@ class Games:
             at_ms = clocks.now_ms()
             change = plan(stored, at_ms)
             state = None if change.view is None else orjson.dumps(change.state)
-            deadline = bots.due_seconds(orjson.loads(change.meta or stored.meta), change.state, at_ms)
+            meta_after = change.meta_after
+            if meta_after is None:
+                meta_after = orjson.loads(change.meta or stored.meta)
+            deadline = bots.due_seconds(meta_after, change.state, at_ms)
             # A retry needs only to know which versions the change made: the answer is made
             # again from the log (and the view at that version), so the record stays small.
             idem = IdemRecord(idem_key, fp + SEP + change.record, idem_ttl)
@@ -592,10 +617,12 @@ class Games:
                 if hosted:
                     assert self.tenancy is not None
                     self.tenancy.applied(orjson.loads(stored.meta), len(change.entries))
-                for entry in timeline.entries_of(change.entries):
-                    if timeline.is_move(entry):
-                        metrics.MOVES_APPLIED.labels(map=change.state["map"],
-                                                     type=timeline.move_type(entry)).inc()
+                types = change.move_types
+                if types is None:
+                    types = tuple(timeline.move_type(entry) for entry in timeline.entries_of(change.entries)
+                                  if timeline.is_move(entry))
+                for kind in types:
+                    metrics.MOVES_APPLIED.labels(map=change.state["map"], type=kind).inc()
                 version = stored.version + len(change.entries)
                 if state is not None and result.ahead_read and self.defer is not None:
                     self.defer(functools.partial(self.list_ahead, game_id, version, state,
@@ -666,6 +693,13 @@ class Games:
         return self.settings.finished_ttl if game.is_finished(state) else self.settings.game_ttl
 
 
+@cache
+def pending_ahead(seat: int) -> Ahead:
+    """The mark a commit keeps ahead for `seat`'s listing (Games.ahead_of): made once a seat,
+    as it never changes (Ahead is frozen)."""
+    return Ahead(legal.name(seat), legal.PENDING, legal.PENDING_TTL)
+
+
 def moved_body(version: int, events: bytes, view: bytes, followed_by: Sequence[bytes] = ()) -> bytes:
     """The answer to a change of a game: {version, events, game}, and `followed_by`, the log
     entries of the moves programmed orders made right after it in the same commit, if any.
@@ -695,10 +729,9 @@ def log_entry(index: int, seat: int, move: GivenMove, events: list[Event], by: s
     `text` and each event's (given to `events` in place, so the answer that shows them has them
     too). `state`: the game's state, any version (its players' names and map are the words')."""
     at = clocks.rfc3339(clocks.now_ms() if at_ms is None else at_ms)
-    teller = words.Teller.of(state)
-    teller.events(events)
+    text = words.Teller.of(state).tell(seat, move, events)
     entry: dict = {"index": index, "seat": seat, "move": move, "events": events,
-                   "version": index + 1, "at": at, "text": teller.entry(seat, move, events)}
+                   "version": index + 1, "at": at, "text": text}
     if by is not None:
         entry["by"] = by
     return orjson.dumps(entry)

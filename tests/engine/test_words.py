@@ -4,6 +4,7 @@ players do (places.py), never a coordinate."""
 
 from __future__ import annotations
 
+import copy
 import random
 import re
 
@@ -45,7 +46,12 @@ def test_every_move_event_and_entry_of_random_games_is_in_words(map_id: str) -> 
             seen_moves.add(m["type"])
             if m["type"] != "deliver":  # the listing's shortcuts say what the full wording says
                 assert m["text"] == teller.move(seat, plain, before)
+        # tell() words the events and the entry as events() then entry() do, each event once.
+        told = copy.deepcopy(events)
+        sentence = teller.tell(seat, move, told)
         teller.events(events)
+        assert told == events
+        assert sentence == teller.entry(seat, move, events)
         for e in events:
             seat_named = before["players"][e["seat"]]["name"] if isinstance(e.get("seat"), int) else None
             check(e["text"], seat_named, e)

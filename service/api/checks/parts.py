@@ -23,6 +23,7 @@ GAME_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 SEAT = re.compile(r"[0-5]")
 VERSION_TAG = re.compile(r"[0-9]{1,12}")
 IDEMPOTENCY_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+_ENVIRON_KEYS = {"If-Match": "HTTP_IF_MATCH", "If-None-Match": "HTTP_IF_NONE_MATCH"}
 
 
 def games() -> Games:
@@ -46,8 +47,15 @@ def invalid(exc: ValidationError) -> ApiError:
     return ApiError(400, code, "the body does not match the contract", errors=messages)
 
 
+def header(environ_key: str) -> str | None:
+    """A request header by its WSGI environ key (`HTTP_IF_MATCH`): what request.headers.get
+    gives for it, without werkzeug's header view (a lookup that raises KeyError for an absent
+    header, as most of these are)."""
+    return request.environ.get(environ_key)
+
+
 def idempotency_key() -> str | None:
-    key = request.headers.get("Idempotency-Key")
+    key = header("HTTP_IDEMPOTENCY_KEY")
     if key is None:
         return None
     if not IDEMPOTENCY_KEY.fullmatch(key):
@@ -57,7 +65,7 @@ def idempotency_key() -> str | None:
 
 def precondition(name: str) -> str | None:
     """An If-Match / If-None-Match header, bounded as the contract says."""
-    value = request.headers.get(name)
+    value = header(_ENVIRON_KEYS[name])
     if value is not None and len(value) > 1024:
         raise ApiError(400, "BAD_HEADER", f"{name} is at most 1024 characters")
     if value is not None and not well_formed_etags(value):
@@ -115,7 +123,7 @@ def seat_request(game_id: str, *, with_move: bool = False) -> SeatRequest:
     the order every seat route answers them: the token's form, the path's game id, the token's
     game, the Idempotency-Key, the move (`with_move`), then the token against the game's own.
     A move that names a seat must name the token's (403 SEAT_MISMATCH)."""
-    token = tokens.bearer(request.headers.get("Authorization"))
+    token = tokens.bearer(header("HTTP_AUTHORIZATION"))
     game_id = game_id_of(game_id)
     token, token_seat = tokens.token_game(token, game_id)
     key = idempotency_key()
