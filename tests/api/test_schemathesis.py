@@ -8,8 +8,12 @@ moves, applying, validating) are explored too, not only the 404 of a made-up id.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
+import pytest
 import schemathesis
+import schemathesis.pytest._test_builder as _test_builder
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import allow_header_conformance, positive_data_acceptance
 
@@ -26,6 +30,32 @@ app = create_app(store=MemoryStore(), settings=Settings(
 _admission = app.wsgi_app.app  # type: ignore[attr-defined]  # TrustedProxies(Admission(...))
 _admission.limits = dataclasses.replace(_admission.limits, auth_failures=10**9)
 schema = schemathesis.openapi.from_wsgi("/v1/openapi.yaml", app)
+
+# schemathesis builds each operation's Hypothesis test (its coverage cases and the contract's
+# examples, worked out ahead) when the test is collected, and every xdist worker collects all 82:
+# ~9 CPU-s a worker, 4 times over, for tests that each run once. Here a test is collected as a
+# stand-in and built, by the same function with the same arguments, just before it runs (below).
+_build_operation_test = _test_builder.build_operation_test
+
+
+def _built_when_run(**arguments: Any) -> Callable[[], None]:
+    def stand_in() -> None:
+        raise AssertionError("the schemathesis test was not built before it ran")
+
+    stand_in.build = lambda: _build_operation_test(**arguments)  # type: ignore[attr-defined]
+    return stand_in
+
+
+_test_builder.build_operation_test = _built_when_run
+
+
+@pytest.fixture(autouse=True)
+def _build_the_test(request: pytest.FixtureRequest) -> None:
+    """The item's stand-in replaced by the operation's Hypothesis test, as schemathesis would have
+    built it at collection (its hooks and Hypothesis's read the test from the item as it runs)."""
+    build = getattr(request.node.obj, "build", None)
+    if build is not None:
+        request.node.obj = build()
 
 _client = app.test_client()
 GAME = _client.post(
