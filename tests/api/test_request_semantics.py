@@ -142,3 +142,17 @@ def test_a_query_seat_is_a_decimal_numeral(api, game) -> None:
     # A query string is not JSON: the contract's form serialisation of an integer is "2".
     response = api.client.get(f"/v1/games/{game['game_id']}/legal-moves", query_string={"seat": "2.0"})
     assert_problem(response, 400, "BAD_SEAT")
+
+
+def test_a_legal_moves_query_is_seat_once_and_nothing_else(api, game) -> None:
+    # `seat=N` is read as it is (the query every client sends); any other query is parsed and
+    # judged: the same seat written otherwise is the same listing, a seat given twice or
+    # anything besides it is refused.
+    path = f"/v1/games/{game['game_id']}/legal-moves"
+    plain = api.client.get(f"{path}?seat=1")
+    assert plain.status_code == 200
+    assert api.client.get(f"{path}?seat=%31").data == plain.data
+    assert_problem(api.client.get(f"{path}?seat=1&seat=1"), 400, "BAD_SEAT")
+    assert_problem(api.client.get(f"{path}?seat=6"), 400, "BAD_SEAT")
+    assert_problem(api.client.get(f"{path}?seat=1&x=2"), 400, "BAD_QUERY")
+    assert_problem(api.client.get(f"{path}?seat="), 400, "BAD_SEAT")
