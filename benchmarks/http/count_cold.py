@@ -13,8 +13,12 @@ functools.reduce, and callgrind collects only inside those two C functions (coun
 pattern). The set-up runs uninstrumented (--instr-atstart=no; callgrind_control switches the
 instrumentation on before the measured requests), which keeps the imports' replays quick.
 With --split, the listing's body (legal.body: the engine's listing and its JSON) is worked out
-from inside itertools.starmap too, whose inclusive count says how much of a request it is (the
-wrapper adds a few thousand instructions to each request).
+from inside itertools.starmap too, whose inclusive count says how much of a request it is, and
+Flask's full_dispatch_request from inside itertools.dropwhile for a listing, takewhile for a
+view: what the service's access log times (its duration runs from a before_request hook to an
+after_request one), without the WSGI layers around it and the test client's work, which a view
+pays as much as a listing (run.py's "service" ratio is of those durations). The wrappers add a
+few thousand instructions to each request.
 
     .venv/bin/python -m benchmarks.http.count_cold [--seeds 3] [--split]
 
@@ -39,6 +43,7 @@ from benchmarks.http.count_move import inclusive
 INNER = "AOS_COUNT_COLD_INNER"
 TOGGLES = {"listing": "_operator_call", "view": "functools_reduce"}
 BODY = "starmap_next"  # legal.body's, with --split
+DISPATCH = {"listing": "dropwhile_next", "view": "takewhile_next"}  # full_dispatch_request's
 
 
 def count_inside(seeds: int, counts: Path, split: bool) -> None:
@@ -49,8 +54,20 @@ def count_inside(seeds: int, counts: Path, split: bool) -> None:
     from service.referee import legal
 
     if split:
+        import flask
+
         body = legal.body
         legal.body = lambda *args: next(itertools.starmap(body, [args]))  # type: ignore[assignment]
+        dispatch = flask.Flask.full_dispatch_request
+
+        def counted(app: flask.Flask) -> flask.Response:
+            out: list = []
+            inside = (itertools.dropwhile if "/legal-moves" in flask.request.path
+                      else itertools.takewhile)
+            next(inside(lambda _: out.append(dispatch(app)), [0]), None)
+            return out[0]
+
+        flask.Flask.full_dispatch_request = counted  # type: ignore[method-assign]
 
     with bench(1) as ready:
         http = ready.http
@@ -126,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         n = int(counts.read_text())
         listing, view = (inclusive(annotated, name) / n for name in TOGGLES.values())
         body = inclusive(annotated, BODY) / n if args.split else None
+        dispatched = ({name: inclusive(annotated, f) / n for name, f in DISPATCH.items()}
+                      if args.split else None)
         if args.keep is not None:
             shutil.copyfile(out, args.keep)
     finally:
@@ -137,6 +156,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"    of which legal.body  {body / 1e6:7.3f} M (the listing and its JSON)")
     print(f"  GET view               {view / 1e6:7.3f} M instructions")
     print(f"  listing / view  {listing / view:.3f}")
+    if dispatched is not None:
+        print(f"  inside Flask's full_dispatch_request (what the access log times): "
+              f"GET legal-moves {dispatched['listing'] / 1e6:.3f} M, GET view "
+              f"{dispatched['view'] / 1e6:.3f} M, {dispatched['listing'] / dispatched['view']:.3f}x")
     return 0
 
 
