@@ -983,59 +983,63 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     texts: list[bytes] = []
     old: dict[Piece, int | None] | None
     for r in order:
-        h = by_rank[r]
         if r not in looked_at:  # empty, its statuses the map's, no town: HexEdges.settled
-            old = NO_PIECES
             made = settled.get(r)  # type: ignore[union-attr]  # never None here
             if made is None:
-                made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)  # type: ignore[index]
-        else:
-            status = changed.get(h)
-            on_hex = by_hex.get(h)
-            if settled is not None and not on_hex and h not in towns:
-                # Empty: its builds read its statuses and the listing's context alone.
-                old = NO_PIECES
-                if status is None:
-                    made = settled.get(r)
-                    if made is None:
-                        made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
-                else:
-                    made = settled.get((r, status))
-                    if made is None:
-                        made = settled[(r, status)] = _settled_builds(ctx, h, words, left, owns,
-                                                                      budget, status)
+                made = settled[r] = _settled_builds(ctx, by_rank[r], words, left, owns,  # type: ignore[index]
+                                                    budget)
+            # Its shapes join nothing but the map's cities (no track is on it or faces it),
+            # each across an edge of its own: no loop to check.
+            if made.joined:
+                texts.append(made.joined)
+            continue
+        h = by_rank[r]
+        status = changed.get(h)
+        on_hex = by_hex.get(h)
+        if settled is not None and not on_hex and h not in towns:
+            # Empty: its builds read its statuses and the listing's context alone.
+            old = NO_PIECES
+            if status is None:
+                made = settled.get(r)
+                if made is None:
+                    made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
             else:
-                if status is None:
-                    status = table[h].settled
-                # What the hex holds, with owners (on a track hex made only for a loop check
-                # that asks for it: None until then), and its tile.
-                if on_hex:
-                    old, old_tile = None, tiles.get(key(h))
+                made = settled.get((r, status))
+                if made is None:
+                    made = settled[(r, status)] = _settled_builds(ctx, h, words, left, owns,
+                                                                  budget, status)
+        else:
+            if status is None:
+                status = table[h].settled
+            # What the hex holds, with owners (on a track hex made only for a loop check
+            # that asks for it: None until then), and its tile.
+            if on_hex:
+                old, old_tile = None, tiles.get(key(h))
+            else:
+                old, old_tile = NO_PIECES, None
+            if h in towns:
+                old = {p: owners[p] for p in on_hex} if on_hex else NO_PIECES
+                made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
+                                       disks, budget)
+            else:
+                if on_hex:  # _turnable, from the pieces
+                    old_tracks = frozenset([(p[1], p[2]) for p in on_hex])
+                    turnable = frozenset([(p[1], p[2]) for p in on_hex
+                                          if owners[p] is None or owners[p] == seat])
                 else:
-                    old, old_tile = NO_PIECES, None
-                if h in towns:
-                    old = {p: owners[p] for p in on_hex} if on_hex else NO_PIECES
-                    made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
-                                           disks, budget)
-                else:
-                    if on_hex:  # _turnable, from the pieces
-                        old_tracks = frozenset([(p[1], p[2]) for p in on_hex])
-                        turnable = frozenset([(p[1], p[2]) for p in on_hex
-                                              if owners[p] is None or owners[p] == seat])
-                    else:
-                        old_tracks = turnable = NOTHING
-                    listing = S.track_listing(old_tracks, turnable, status, owns)
-                    if not listing.shapes:
-                        continue
-                    costs = [_within(_track_cost(ctx, h, old_tile, geo) if on_hex
-                                     else new_tile_cost(state, h, geo.kind), budget, extra)
-                             for geo in listing.kinds]
-                    situation = (h, id(listing), old_tile, *costs)
-                    made = kept.get(situation)
-                    if made is None:
-                        made = kept[situation] = _track_builds(
-                            words.track_words(h, old_tracks, listing, costs), listing, left,
-                            old_tile)
+                    old_tracks = turnable = NOTHING
+                listing = S.track_listing(old_tracks, turnable, status, owns)
+                if not listing.shapes:
+                    continue
+                costs = [_within(_track_cost(ctx, h, old_tile, geo) if on_hex
+                                 else new_tile_cost(state, h, geo.kind), budget, extra)
+                         for geo in listing.kinds]
+                situation = (h, id(listing), old_tile, *costs)
+                made = kept.get(situation)
+                if made is None:
+                    made = kept[situation] = _track_builds(
+                        words.track_words(h, old_tracks, listing, costs), listing, left,
+                        old_tile)
         if made.checked is None or _no_loop_joined(ctx, h, made.joins):
             if made.joined:
                 texts.append(made.joined)
