@@ -31,6 +31,10 @@ from .tenancy import Tenancy
 T = TypeVar("T")
 
 SEP = b"\n"
+# What stands for the fingerprint in the record of a commit under a key of the request's own
+# (Games.change): a fingerprint tells the requests that share a key apart, and no other request
+# has that key.
+OWN_REQUEST = b"own"
 # An Idempotency-Key on a create stands for the seats' tokens (a retry shows them again), so it
 # must be a secret: long enough that it cannot be guessed. A UUID is 36 characters.
 MIN_CREATE_KEY_LENGTH = 16
@@ -566,8 +570,8 @@ class Games:
         is answered by `replay` from what the first commit stored, and applies nothing.
         Every commit names the meta it read as well as the version, since a change of meta
         alone (a seat's orders) keeps the version."""
-        fp = fingerprint(request)
         if idempotency_key is not None:
+            fp = fingerprint(request)
             idem_key = "move:" + hashlib.sha256(idempotency_key.encode()).hexdigest()
             idem_ttl = self.settings.idempotency_ttl
             prior = self.store.idempotency_record(game_id, idem_key)
@@ -576,7 +580,9 @@ class Games:
         else:
             # The store retries a commit whose reply was lost; a key of this request's own lets
             # that retry find its first write instead of judging the move again and applying it
-            # twice. It only has to outlive the retries.
+            # twice. It only has to outlive the retries. Only this request can meet that key, so
+            # its record needs no fingerprint to tell requests apart.
+            fp = OWN_REQUEST
             idem_key = "move:request:" + secrets.token_hex(16)
             idem_ttl = self.settings.request_replay_ttl
         hosted = self.tenancy is not None and b'"tenant"' in stored.meta
@@ -622,7 +628,7 @@ class Games:
                     types = tuple(timeline.move_type(entry) for entry in timeline.entries_of(change.entries)
                                   if timeline.is_move(entry))
                 for kind in types:
-                    metrics.MOVES_APPLIED.labels(map=change.state["map"], type=kind).inc()
+                    metrics.move_applied(change.state["map"], kind).inc()
                 version = stored.version + len(change.entries)
                 if state is not None and result.ahead_read and self.defer is not None:
                     self.defer(functools.partial(self.list_ahead, game_id, version, state,
