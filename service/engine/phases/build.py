@@ -1059,7 +1059,16 @@ def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozense
                               ctx._edges[h].settled if status is None else status, owns)
     costs = [_within(ctx.rules.new_tile_cost(ctx.state, h, geo.kind), budget, ctx.extra)
              for geo in listing.kinds]
-    return _track_builds(words.track_words(h, NOTHING, listing, costs), listing, left, None)
+    # Made in another listing's context (other tiles left, another budget) where what they
+    # read is the same: the hex, its listing, the costs and which of its shapes' tiles are left.
+    alike = words.kept()
+    situation = (h, id(listing), frozenset([t for _, t, _, _, _ in listing.shapes if t in left]),
+                 *costs)
+    made = alike.get(situation)
+    if made is None:
+        made = alike[situation] = _track_builds(words.track_words(h, NOTHING, listing, costs),
+                                                listing, left, None)
+    return made
 
 
 def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[int], list[int]]:
