@@ -416,9 +416,10 @@ def test_a_reader_waits_for_a_listing_being_worked_out_ahead_and_no_longer_than_
     later = threading.Timer(0.03, lambda: store.keep(game_id, name, 0, legal.kept_value(state, marked),
                                                      60, wake=True))
     later.start()
-    started = time.monotonic()
+    # `marked` exists only once the timer has kept it, 30 ms on: the reader waited for it (and
+    # under its bound) rather than listing the moves itself. Not timed: a start time taken after
+    # the timer's start made this flaky (29.6 ms) on a loaded machine.
     assert api.client.get(url).get_data() == marked
-    assert time.monotonic() - started >= 0.03  # (and under the bound: else not `marked`)
     later.join()
 
     store.keep(game_id, name, 0, legal.PENDING, legal.PENDING_TTL)
