@@ -27,11 +27,19 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+# The last second rfc3339 wrote, and its text: the commits of one second share it.
+_last_second: tuple[int, str] = (0, "1970-01-01T00:00:00")
+
+
 def rfc3339(ms: int) -> str:
     """`2024-05-01T12:00:00.123Z`: RFC 3339, UTC, milliseconds."""
+    global _last_second
     seconds, millis = divmod(ms, 1000)
-    # time's strftime: half the cost of datetime's, and every log entry has a time.
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(seconds))}.{millis:03d}Z"
+    last = _last_second  # one read: another thread may replace it meanwhile, never half of it
+    if last[0] != seconds:
+        # time's strftime: half the cost of datetime's, and every log entry has a time.
+        last = _last_second = (seconds, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)))
+    return f"{last[1]}.{millis:03d}Z"
 
 
 def parse_ms(text: str) -> int:

@@ -3,10 +3,27 @@ answer checked against openapi.yaml)."""
 
 from __future__ import annotations
 
+import random
+import time
+
 import pytest
 
 from service.referee.clocks import parse_ms, rfc3339
 from service.store import MemoryStore
+
+
+def test_rfc3339_writes_each_time_as_strftime_does_whatever_came_before() -> None:
+    # rfc3339 keeps the text of the last second it wrote: times in one second, the next, an
+    # earlier one, and far apart all read as the plain formula gives them, and back exactly.
+    rng = random.Random(3339)
+    times = [0, 999, 1000, 1_700_000_000_123, 1_700_000_000_999, 1_700_000_001_000, 1_700_000_000_001,
+             253_402_300_799_999]
+    times += [rng.randrange(0, 4_000_000_000_000) for _ in range(200)]
+    times += [times[-1] + rng.randrange(0, 1500) for _ in range(50)]
+    for ms in times:
+        plain = f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(ms // 1000))}.{ms % 1000:03d}Z"
+        assert rfc3339(ms) == plain
+        assert parse_ms(rfc3339(ms)) == ms
 
 
 def hooks_url(game: dict) -> str:

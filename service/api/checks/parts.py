@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from flask import Response, current_app, g, request
+from flask import Response, g
 from marshmallow import ValidationError
 
 from service.referee import tokens, whatif
@@ -27,7 +27,7 @@ _ENVIRON_KEYS = {"If-Match": "HTTP_IF_MATCH", "If-None-Match": "HTTP_IF_NONE_MAT
 
 
 def games() -> Games:
-    return current_app.extensions["aos.games"]
+    return bodies.this_app().extensions["aos.games"]
 
 
 def game_id_of(value: str) -> str:
@@ -51,7 +51,7 @@ def header(environ_key: str) -> str | None:
     """A request header by its WSGI environ key (`HTTP_IF_MATCH`): what request.headers.get
     gives for it, without werkzeug's header view (a lookup that raises KeyError for an absent
     header, as most of these are)."""
-    return request.environ.get(environ_key)
+    return bodies.this_request().environ.get(environ_key)
 
 
 def idempotency_key() -> str | None:

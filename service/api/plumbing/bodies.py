@@ -10,18 +10,38 @@ otherwise handed on as a body of known length.
 from __future__ import annotations
 
 import io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
-from flask import Flask, current_app, g, request
+from flask import Flask, Request, current_app, g, request
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from service.admission import BODY
 
 from ..responses import ApiError
 
+if TYPE_CHECKING:
+    from flask.ctx import _AppCtxGlobals
+
 READ_SIZE = 64 << 10
 _UNPARSED = object()
+
+
+def this_request() -> Request:
+    """The request itself, not its proxy: each attribute read through `flask.request` is a
+    failed lookup on the proxy, an AttributeError made, then the proxy's __getattr__; on the
+    request it is a plain one. For the move's path, which reads several."""
+    return request._get_current_object()  # type: ignore[attr-defined]
+
+
+def this_app() -> Flask:
+    """The app itself, not `current_app`'s proxy (as this_request)."""
+    return current_app._get_current_object()  # type: ignore[attr-defined]
+
+
+def request_globals() -> _AppCtxGlobals:
+    """`flask.g` itself, not its proxy (as this_request)."""
+    return g._get_current_object()  # type: ignore[attr-defined]
 
 
 def read_at_most(stream: io.RawIOBase, limit: int) -> bytes:
@@ -62,10 +82,11 @@ def bound_streamed_body() -> None:
 def read_body() -> bytes:
     """The request's body: as admission read it (within its deadline), else through werkzeug.
     Over the size limit either way: 413, as werkzeug says it."""
-    data = request.environ.get(BODY)
+    current = this_request()
+    data = current.environ.get(BODY)
     if data is None:
-        return request.get_data()
-    limit = current_app.config["MAX_CONTENT_LENGTH"]
+        return current.get_data()
+    limit = this_app().config["MAX_CONTENT_LENGTH"]
     if limit is not None and len(data) > limit:
         raise RequestEntityTooLarge()
     return data
@@ -74,7 +95,8 @@ def read_body() -> bytes:
 def json_body() -> Any:
     """The body as JSON, parsed once per request (the rate limits look at it before the route
     does); 400 if it is not JSON, or missing."""
-    parsed = g.get("json_body", _UNPARSED)
+    kept = request_globals()
+    parsed = kept.get("json_body", _UNPARSED)
     if parsed is _UNPARSED:
         try:
             data = read_body()
@@ -83,7 +105,7 @@ def json_body() -> Any:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError as exc:
             parsed = ApiError(400, "MALFORMED_JSON", f"the body is not JSON: {exc}")
-        g.json_body = parsed
+        kept.json_body = parsed
     if isinstance(parsed, ApiError):
         raise parsed
     return parsed
