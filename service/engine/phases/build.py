@@ -1092,23 +1092,22 @@ def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[
     found -= net.cities
     order = [rank[h] for h in found]
     looked_at = set(order)
-    # Whole numbers sort quickly; `near` and these are each in order already.
-    skip = {*looked_at, *[rank[h] for h in built if h in rank],
-            *[rank[h] for h in stops if h in rank]}
-    order.extend([r for r in near if r not in skip])
+    # Whole numbers sort quickly.
+    order.extend(near.difference(looked_at, [rank[h] for h in built if h in rank],
+                                 [rank[h] for h in stops if h in rank]))
     order.sort()
     return found, looked_at, order
 
 
 @once_per
-def _near_table(board) -> tuple[tuple[int, ...], frozenset[Hex]]:
+def _near_table(board) -> tuple[frozenset[int], frozenset[Hex]]:
     """The hexes next to a city of the map where track may be laid (passable, not a city of
-    the map) as _split_candidates lists them: their ranks in order (_rank_table), but for the
-    towns among them, apart, as hexes: once per map."""
+    the map) as _split_candidates lists them: their ranks (_rank_table), but for the towns
+    among them, apart, as hexes: once per map."""
     rank = _rank_table(board)
     passable = _passable(board)
     near = [h for h in _next_to_cities(board) if h in passable and h not in board.cities]
-    return (tuple(sorted(rank[h] for h in near if h not in board.towns)),
+    return (frozenset(rank[h] for h in near if h not in board.towns),
             frozenset(h for h in near if h in board.towns))
 
 
