@@ -266,10 +266,12 @@ class Admission:
         if (length <= 0 and not chunked) or length > self.limits.max_body:
             return True
         sock = client_socket(environ)
-        expired = threading.Event()
+        # Marked by the watchdog's thread when time is up: a list, not a threading.Event (a
+        # Condition and a Lock made for every body, 3 us; nothing waits on this mark).
+        expired: list[bool] = []
 
         def time_up() -> None:
-            expired.set()
+            expired.append(True)
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RD)
@@ -286,12 +288,12 @@ class Admission:
                 parts.append(part)
                 size += len(part)
         except Exception as exc:  # noqa: BLE001 - a body cut off (by us or the client), or bad
-            if expired.is_set():
+            if expired:
                 return False
             raise BadBody(f"the request body cannot be read: {type(exc).__name__}") from None
         finally:
             WATCHDOG.cancel(watch)
-        if expired.is_set():
+        if expired:
             return False
         if length > 0 and size < length:
             # The client hung up mid-body. Left to the app, the short body would surface as
