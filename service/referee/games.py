@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -50,14 +50,14 @@ class Created:
     replayed: bool = False
 
 
-@dataclass(frozen=True)
-class Applied:
+# Applied and Change are made for every move: named tuples, immutable as frozen dataclasses are,
+# made in a third of the time (a frozen dataclass sets each field through object.__setattr__).
+class Applied(NamedTuple):
     version: int
     body: bytes
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """What one request writes in one commit: log entries (one per version; none for a change
     of meta only), the state after them with its view (view None: the state stays), the new meta
     (None: it stays), the answer, and what a retry with the same Idempotency-Key needs to make
