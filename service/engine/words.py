@@ -441,23 +441,46 @@ def _price(cost: int, had: bool) -> tuple[str, str]:
     return pieces
 
 
+# Each shape's pieces (_shape_pieces) by what it reads: the track held and the tracks built
+# (_track_phrase), or the exits held, the exits built and the compass (_town_phrase). Many
+# listings share shapes (a hex's listings of other surroundings, other hexes'): a listing met
+# for the first time mostly finds its shapes' pieces here. The bound only guards memory.
+_SHAPE_PIECES: dict[tuple, tuple[str, str, str]] = {}
+
+
 def _track_phrases(listing: TrackListing, old_tracks: frozenset[Track]) -> Phrases:
     if len(_TRACK_PHRASES) >= _PHRASES_KEPT:
         _TRACK_PHRASES.clear()
-    phrases = tuple(_shape_pieces(pairs, _track_phrase(old_tracks, pairs))
-                    for _, _, _, pairs, _ in listing.shapes)
-    _TRACK_PHRASES[id(listing)] = (listing, phrases)
-    return phrases
+    if len(_SHAPE_PIECES) >= _PHRASES_KEPT:
+        _SHAPE_PIECES.clear()
+    known = _SHAPE_PIECES
+    phrases = []
+    for _, _, _, pairs, _ in listing.shapes:
+        pieces = known.get((old_tracks, pairs))
+        if pieces is None:
+            pieces = known[(old_tracks, pairs)] = _shape_pieces(
+                pairs, _track_phrase(old_tracks, pairs))
+        phrases.append(pieces)
+    _TRACK_PHRASES[id(listing)] = (listing, tuple(phrases))
+    return _TRACK_PHRASES[id(listing)][1]
 
 
 def _town_phrases(listing: TownListing, old_exits: frozenset[int],
                   compass: tuple[str, ...]) -> Phrases:
     if len(_TOWN_PHRASES) >= _PHRASES_KEPT:
         _TOWN_PHRASES.clear()
-    phrases = tuple(_shape_pieces(exits, _town_phrase(old_exits, exits, compass))
-                    for _, _, _, exits, _ in listing.shapes)
-    _TOWN_PHRASES[(id(listing), compass)] = (listing, phrases)
-    return phrases
+    if len(_SHAPE_PIECES) >= _PHRASES_KEPT:
+        _SHAPE_PIECES.clear()
+    known = _SHAPE_PIECES
+    phrases = []
+    for _, _, _, exits, _ in listing.shapes:
+        pieces = known.get((old_exits, exits, compass))
+        if pieces is None:
+            pieces = known[(old_exits, exits, compass)] = _shape_pieces(
+                exits, _town_phrase(old_exits, exits, compass))
+        phrases.append(pieces)
+    _TOWN_PHRASES[(id(listing), compass)] = (listing, tuple(phrases))
+    return _TOWN_PHRASES[(id(listing), compass)][1]
 
 
 def _shape_pieces(made: object, phrase: tuple[str, str]) -> tuple[str, str, str]:
