@@ -1062,13 +1062,26 @@ def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozense
     # Made in another listing's context (other tiles left, another budget) where what they
     # read is the same: the hex, its listing, the costs and which of its shapes' tiles are left.
     alike = words.kept()
-    situation = (h, id(listing), frozenset([t for _, t, _, _, _ in listing.shapes if t in left]),
-                 *costs)
+    situation = (h, id(listing), _listing_tiles(listing) & left, *costs)
     made = alike.get(situation)
     if made is None:
         made = alike[situation] = _track_builds(words.track_words(h, NOTHING, listing, costs),
                                                 listing, left, None)
     return made
+
+
+def _listing_tiles(listing: S.TrackListing) -> frozenset[str]:
+    """The tiles of a listing's shapes, kept per listing (held, as the phrases are)."""
+    known = _LISTING_TILES.get(id(listing))
+    if known is None or known[0] is not listing:
+        if len(_LISTING_TILES) >= 1 << 15:  # the bound only guards memory
+            _LISTING_TILES.clear()
+        known = _LISTING_TILES[id(listing)] = (
+            listing, frozenset([t for _, t, _, _, _ in listing.shapes]))
+    return known[1]
+
+
+_LISTING_TILES: dict[int, tuple[S.TrackListing, frozenset[str]]] = {}
 
 
 def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[int], list[int]]:
@@ -1191,10 +1204,11 @@ def _town_builds(words: HexWords, listing: S.TownListing, left: frozenset[str],
 
 
 def _hex_builds(listing: object, builds: list[tuple[bytes, Geometry | None]]) -> HexBuilds:
-    joined = b",".join(text for text, _ in builds)
-    if all(geo is None for _, geo in builds):
+    joined = b",".join([text for text, _ in builds])
+    geos = [geo for _, geo in builds if geo is not None]
+    if not geos:
         return HexBuilds(listing, joined, None, ())
-    joins = tuple(dict.fromkeys(geo.joined for _, geo in builds if geo is not None))
+    joins = tuple(dict.fromkeys([geo.joined for geo in geos]))
     return HexBuilds(listing, joined, tuple(builds), joins)
 
 
