@@ -32,13 +32,11 @@ import functools
 import itertools
 import operator
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from benchmarks.http.count_move import inclusive
+from benchmarks.http.callgrind import inclusive, installed, run_counted
 
 INNER = "AOS_COUNT_COLD_INNER"
 TOGGLES = {"listing": "_operator_call", "view": "functools_reduce"}
@@ -122,33 +120,18 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(INNER):
         count_inside(args.seeds, Path(os.environ[INNER]), args.split)
         return 0
-    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+    if not installed():
         print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="aos-count-"))
-    try:
-        out, counts = workdir / "callgrind.out", workdir / "count"
-        toggles = [f"--toggle-collect={name}" for name in TOGGLES.values()]
-        print(f"listing {args.seeds} games' build turns cold and as many views under "
-              f"callgrind ...", flush=True)
-        subprocess.run(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no",
-             *toggles, f"--callgrind-out-file={out}", sys.executable, "-m",
-             "benchmarks.http.count_cold", "--seeds", str(args.seeds),
-             *(["--split"] if args.split else [])],
-            env={**os.environ, INNER: str(counts)}, check=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
-                                   capture_output=True, text=True, check=True).stdout
-        n = int(counts.read_text())
-        listing, view = (inclusive(annotated, name) / n for name in TOGGLES.values())
-        body = inclusive(annotated, BODY) / n if args.split else None
-        dispatched = ({name: inclusive(annotated, f) / n for name, f in DISPATCH.items()}
-                      if args.split else None)
-        if args.keep is not None:
-            shutil.copyfile(out, args.keep)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"listing {args.seeds} games' build turns cold and as many views under "
+          f"callgrind ...", flush=True)
+    annotated, n = run_counted(
+        "benchmarks.http.count_cold", ["--seeds", str(args.seeds), *(["--split"] if args.split else [])],
+        INNER, list(TOGGLES.values()), instrument_from_start=False, keep=args.keep)
+    listing, view = (inclusive(annotated, name) / n for name in TOGGLES.values())
+    body = inclusive(annotated, BODY) / n if args.split else None
+    dispatched = ({name: inclusive(annotated, f) / n for name, f in DISPATCH.items()}
+                  if args.split else None)
     print(f"{n} cold build-turn GET legal-moves and {n} GET view, in process (instructions of "
           f"the Python process; Redis's and the network's not counted)")
     print(f"  GET legal-moves, cold  {listing / 1e6:7.3f} M instructions")

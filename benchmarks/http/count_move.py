@@ -20,12 +20,10 @@ import argparse
 import functools
 import operator
 import os
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from benchmarks.http.callgrind import inclusive, installed, run_counted
 
 INNER = "AOS_COUNT_MOVE_INNER"
 TOGGLES = {"move": "_operator_call", "floor": "functools_reduce"}
@@ -46,13 +44,6 @@ def count_inside(games: int, counts: Path) -> None:
         counts.write_text(str(len(ready.requests)))
 
 
-def inclusive(annotated: str, function: str) -> int:
-    for line in annotated.splitlines():
-        if re.search(rf":{function} \[", line):
-            return int(line.split()[0].replace(",", ""))
-    raise RuntimeError(f"callgrind counted nothing in {function}")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=2, help="whole games of moves to post")
@@ -60,27 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get(INNER):
         count_inside(args.games, Path(os.environ[INNER]))
         return 0
-    if shutil.which("valgrind") is None or shutil.which("callgrind_annotate") is None:
+    if not installed():
         print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
-    workdir = Path(tempfile.mkdtemp(prefix="aos-count-"))
-    try:
-        out, counts = workdir / "callgrind.out", workdir / "count"
-        toggles = [f"--toggle-collect={name}" for name in TOGGLES.values()]
-        print(f"posting {args.games} games' moves and as many floor requests under callgrind ...",
-              flush=True)
-        subprocess.run(
-            ["valgrind", "--tool=callgrind", "--collect-atstart=no", *toggles,
-             f"--callgrind-out-file={out}", sys.executable, "-m", "benchmarks.http.count_move",
-             "--games", str(args.games)],
-            env={**os.environ, INNER: str(counts)}, check=True,
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        annotated = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)],
-                                   capture_output=True, text=True, check=True).stdout
-        n = int(counts.read_text())
-        move, floor = (inclusive(annotated, name) / n for name in TOGGLES.values())
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+    print(f"posting {args.games} games' moves and as many floor requests under callgrind ...",
+          flush=True)
+    annotated, n = run_counted("benchmarks.http.count_move", ["--games", str(args.games)], INNER,
+                               list(TOGGLES.values()))
+    move, floor = (inclusive(annotated, name) / n for name in TOGGLES.values())
     print(f"{n} POST moves and {n} floor requests, in process (instructions of the Python "
           f"process; Redis's and the network's not counted)")
     print(f"  POST move   {move / 1e6:7.3f} M instructions")
