@@ -1020,7 +1020,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
             if h in towns:
                 old = {p: owners[p] for p in on_hex} if on_hex else NO_PIECES
                 made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
-                                       disks, budget)
+                                       disks, budget, owns)
             else:
                 if on_hex:  # _turnable, from the pieces
                     old_tracks = frozenset([(p[1], p[2]) for p in on_hex])
@@ -1031,9 +1031,11 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
                 listing = S.track_listing(old_tracks, turnable, status, owns)
                 if not listing.shapes:
                     continue
-                costs = [_within(_track_cost(ctx, h, old_tile, geo) if on_hex
-                                 else new_tile_cost(state, h, geo.kind), budget, extra)
-                         for geo in listing.kinds]
+                costs: list[int | None] = []  # _within, inline
+                for geo in listing.kinds:
+                    base = (_track_cost(ctx, h, old_tile, geo) if on_hex
+                            else new_tile_cost(state, h, geo.kind))
+                    costs.append(None if base > budget else base + extra)
                 situation = (h, id(listing), old_tile, *costs)
                 made = kept.get(situation)
                 if made is None:
@@ -1136,7 +1138,11 @@ def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool
     (HexBuilds.joined). False when one may: each shape is checked on its own then
     (_closes_loop_listed). A listing looks at each hex once, so the verdicts are not kept."""
     net, walks = ctx.net, ctx.walks
-    return all(_loop_beyond(net, h, joined, walks) is False for joined in joins)
+    # A loop, not all() over a generator: this runs for several hexes of every listing.
+    for joined in joins:  # noqa: SIM110
+        if _loop_beyond(net, h, joined, walks) is not False:
+            return False
+    return True
 
 
 def _within(base: int, budget: int, extra: int) -> int | None:
@@ -1146,11 +1152,14 @@ def _within(base: int, budget: int, extra: int) -> int | None:
 
 def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old_tile: str | None,
                     status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
-                    left: frozenset[str], disks: bool, budget: int) -> HexBuilds:
-    """A town's builds in its situation (_worded_builds), kept or made."""
-    old_exits = frozenset([p[1] for p in old])
-    listing = S.town_listing(old_exits, ctx.seat in old.values(), status,
-                             ctx.net.owns_track(ctx.seat))
+                    left: frozenset[str], disks: bool, budget: int, owns: bool) -> HexBuilds:
+    """A town's builds in its situation (_worded_builds), kept or made; `owns` whether the
+    seat owns track."""
+    if old:
+        old_exits, mine = frozenset([p[1] for p in old]), ctx.seat in old.values()
+    else:  # most towns listed: no track on them
+        old_exits, mine = NOTHING, False
+    listing = S.town_listing(old_exits, mine, status, owns)
     # A shape that takes a disk is out when none is left and the hex gives none back.
     no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
     # Only whether each shape is within the budget counts: capped, it keys fewer situations.
