@@ -32,6 +32,7 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import (
     ClusterDownError,
+    NoScriptError,
     OutOfMemoryError,
     RedisClusterException,
     SlotNotCoveredError,
@@ -59,6 +60,7 @@ from .keys import (
     READ,
     READY,
     SHARDS,
+    GameKeys,
     create_record_key,
     game_keys,
     idem_key,
@@ -203,25 +205,22 @@ end
 # _TOUCH alone, for a read that found the game's expiry due to be pushed back (_read).
 _PUSH_BACK = "local values = {redis.call('HGET', KEYS[1], 'version')}" + _TOUCH
 
-# The version, state and meta of a game's hash (its expiry pushed back as by _TOUCH), then
-# whether a value is kept under a name at that version (1 or 0) and whether the name was read at
-# that version before (1 or 0). The kept key holds the version, a newline and the value; a first
-# read leaves the version and newline alone there, for ARGV[1] seconds, so the second read knows
-# it is one. The value itself is not in the reply: a script's reply of a listing's ~40 KB costs
-# Redis three times a plain GET of it (load_kept).
-# KEYS: state, log, kept, read mark. ARGV: that ttl.
-_LOAD_KEPT = "local values = redis.call('HMGET', KEYS[1], 'version', 'state', 'meta')" + _TOUCH + """
-values[4], values[5] = 0, 0
-if not values[1] then return values end
-redis.call('SET', KEYS[4], '1', 'EX', ARGV[1])
-local head = values[1] .. '\\n'
-if redis.call('GETRANGE', KEYS[3], 0, #head - 1) == head then
-  values[5] = 1
-  if redis.call('STRLEN', KEYS[3]) > #head then values[4] = 1 end
-else
-  redis.call('SET', KEYS[3], head, 'EX', ARGV[1])
+# The marks of a read of a kept name, beside a plain read of the game (peek_kept): the game's
+# version, then whether a value is kept under the name at that version (1 or 0) and whether the
+# name was read at that version before (1 or 0). The kept key holds the version, a newline and
+# the value; a first read leaves the version and newline alone there, for ARGV[1] seconds, so
+# the second read knows it is one. Neither the state nor the value passes through Lua, which
+# hashes every byte a script reads or is given. KEYS: state, kept, read mark. ARGV: that ttl.
+_MARK_READ = """
+local version = redis.call('HGET', KEYS[1], 'version')
+if not version then return {'', 0, 0} end
+redis.call('SET', KEYS[3], '1', 'EX', ARGV[1])
+local head = version .. '\\n'
+if redis.call('GETRANGE', KEYS[2], 0, #head - 1) == head then
+  return {version, redis.call('STRLEN', KEYS[2]) > #head and 1 or 0, 1}
 end
-return values
+redis.call('SET', KEYS[2], head, 'EX', ARGV[1])
+return {version, 0, 0}
 """
 
 # The compare-and-set of a game's metadata alone (its token hashes, which seats are claimed),
@@ -467,7 +466,7 @@ class RedisStore(GameStore):
                     self._create = client.register_script(_CREATE)
                     self._commit = client.register_script(_COMMIT)
                     self._push_back = client.register_script(_PUSH_BACK)
-                    self._load_kept = client.register_script(_LOAD_KEPT)
+                    self._mark_read = client.register_script(_MARK_READ)
                     self._history = client.register_script(_HISTORY)
                     self._replace_meta = client.register_script(_REPLACE_META)
                     self._claim_clocks = client.register_script(_CLAIM_CLOCKS)
@@ -564,18 +563,22 @@ class RedisStore(GameStore):
         with the push back, which checks again (_PUSH_BACK) in the rare read that needs it."""
         keys = game_keys(game_id, self._prefix)
 
-        def read(client: Client) -> tuple[list[bytes | None], int]:
+        def read(client: Client) -> list[Any]:
             pipe = client.pipeline(transaction=False)
             pipe.hmget(keys.state, [*fields, "ttl"])
             pipe.ttl(keys.state)
-            values, left = pipe.execute()
-            return values, left
+            return pipe.execute()
 
         values, left = self._run("load", read)
+        self._push_back_if_due(keys, values, left)
+        return values
+
+    def _push_back_if_due(self, keys: GameKeys, values: list[bytes | None], left: int) -> None:
+        """`values` read with the hash's ttl field last (popped here) and `left` its TTL: the
+        game's expiry pushed back when a read finds less than 90 % of it left."""
         ttl = values.pop()
         if values[0] is not None and ttl is not None and left < int(ttl) * 0.9 and int(ttl) > 0:
             self._run("load", lambda c: self._push_back(keys=[keys.state, keys.log], client=c))
-        return values
 
     def load(self, game_id: str, *, with_view: bool = False) -> Stored | None:
         fields = ["version", "state", "meta", "view"] if with_view else ["version", "state", "meta"]
@@ -696,15 +699,37 @@ class RedisStore(GameStore):
 
     def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
         keys = game_keys(game_id, self._prefix)
-        version, state, meta, has_value, again = self._run("load", lambda c: self._load_kept(
-            keys=[keys.state, keys.log, kept_key(game_id, name, self._prefix),
-                  kept_key(game_id, READ + name, self._prefix)], args=[ttl], client=c))
+        marks = [keys.state, kept_key(game_id, name, self._prefix),
+                 kept_key(game_id, READ + name, self._prefix)]
+
+        def read(client: Client) -> list[Any]:
+            # The game read plainly and the marks by a script in the same round trip (not one
+            # script reading it all: _MARK_READ says why); the script by its SHA, as redis-py's
+            # pipelines would ask first, in a round trip of its own, whether Redis has it.
+            pipe = client.pipeline(transaction=False)
+            pipe.hmget(keys.state, ["version", "state", "meta", "ttl"])
+            pipe.ttl(keys.state)
+            pipe.execute_command("EVALSHA", self._mark_read.sha, len(marks), *marks, ttl)
+            replies = pipe.execute(raise_on_error=False)
+            if isinstance(replies[2], NoScriptError):  # Redis restarted, or its scripts flushed
+                replies[2] = self._mark_read(keys=marks, args=[ttl], client=client)
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
+            return replies
+
+        values, left, (marked, has_value, again) = self._run("load", read)
+        self._push_back_if_due(keys, values, left)
+        version, state, meta = values
         if version is None or state is None or meta is None:
             return None
+        if marked != version:
+            # A commit came between the read and the marks: their answer is of another version.
+            has_value = again = 0
         return Stored(int(version), state, meta), bool(has_value), bool(again)
 
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:
-        # Read apart from the script (_LOAD_KEPT says why). A newer version's value may have
+        # Read apart from peek_kept (_MARK_READ says why). A newer version's value may have
         # replaced the one peek_kept saw: it is the one asked for only under its version line.
         raw = self._run("load", lambda c: c.get(kept_key(game_id, name, self._prefix)))
         head = b"%d\n" % version
