@@ -149,6 +149,20 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def distinct_free_ports(n: int) -> list[int]:
+    """`n` free ports, different from one another: their sockets are all bound before any is
+    let go. Two free_port() calls one after the other can return the same port, and the second
+    server to listen on it fails."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 class RedisServer:
     """One redis-server process; `durable` servers keep an fsync-always AOF so that a restart
     after a kill shows exactly what was committed."""

@@ -12,6 +12,8 @@ import urllib.request
 
 import pytest
 
+from tests.conftest import distinct_free_ports
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -20,8 +22,10 @@ def free_port() -> int:
 
 
 def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], int]:
-    port = free_port()
-    env = {"AOS_METRICS_PORT": str(free_port()), **env}  # not the deploy's 9100: tests run side by side
+    # Not the deploy's 9100 for the metrics: tests run side by side.
+    taken = env.get("AOS_METRICS_PORT")
+    port, metrics = [p for p in distinct_free_ports(3) if str(p) != taken][:2]
+    env = {"AOS_METRICS_PORT": str(metrics), **env}
     proc = subprocess.Popen(
         [sys.executable, "-m", "service", "--host", "127.0.0.1", "--port", str(port)],
         env=env,

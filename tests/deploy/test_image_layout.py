@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import distinct_free_ports
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -143,7 +145,7 @@ def _stop(proc: subprocess.Popen[str]) -> str:
 
 
 def test_image_layout_serves_and_shuts_down_gracefully(image_root):
-    port, metrics_port = _free_port(), _free_port()
+    port, metrics_port = distinct_free_ports(2)
     proc = _serve(image_root, port, AOS_METRICS_PORT=str(metrics_port))
     try:
         status, headers, _ = _get(f"http://127.0.0.1:{port}/v1/health")
@@ -170,7 +172,7 @@ def test_image_layout_serves_and_shuts_down_gracefully(image_root):
 
 
 def test_readiness_follows_redis_and_liveness_does_not(image_root, tmp_path):
-    redis_port, port = _free_port(), _free_port()
+    redis_port, port, metrics_port = distinct_free_ports(3)
     redis = subprocess.Popen(
         ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
          "--appendonly", "no", "--dir", str(tmp_path)],
@@ -187,7 +189,8 @@ def test_readiness_follows_redis_and_liveness_does_not(image_root, tmp_path):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        proc = _serve(image_root, port, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0")
+        proc = _serve(image_root, port, REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+                      AOS_METRICS_PORT=str(metrics_port))
         assert _get(f"http://127.0.0.1:{port}/v1/ready")[0] == 200
         redis.terminate()
         redis.wait(timeout=10)

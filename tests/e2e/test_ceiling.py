@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.e2e.conftest import ROOT, free_port, stop, wait_for
+from tests.conftest import distinct_free_ports
+from tests.e2e.conftest import ROOT, stop, wait_for
 
 CEILING = 6
 STREAMS = 5  # 90 % of the connections, as deploy/gunicorn.conf.py sets AOS_STREAMS_PER_WORKER
@@ -26,7 +27,7 @@ STREAMS = 5  # 90 % of the connections, as deploy/gunicorn.conf.py sets AOS_STRE
 
 @pytest.fixture
 def one_worker(e2e_redis: str, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    port, metrics = free_port(), free_port()
+    port, metrics = distinct_free_ports(2)
     log = tmp_path / "gunicorn.log"
     inherited = {k: v for k, v in os.environ.items() if k != "AOS_STREAMS_PER_WORKER"}  # the config's
     env = {**inherited, "REDIS_URL": e2e_redis, "HOST": "127.0.0.1", "PORT": str(port),

@@ -16,7 +16,7 @@ import redis
 import requests
 from redis.cluster import RedisCluster
 
-from tests.conftest import REDIS_SERVER, free_port
+from tests.conftest import REDIS_SERVER, distinct_free_ports, free_port
 
 REPO = Path(__file__).parents[2]
 REDIS_CLI = "/usr/bin/redis-cli"
@@ -49,8 +49,8 @@ def wait_for(check, what: str, timeout: float = 20) -> None:  # type: ignore[no-
 class RedisProcess:
     """One redis-server on a fixed port, restartable over the same directory."""
 
-    def __init__(self, workdir: Path, *args: str) -> None:
-        self.port = free_port()
+    def __init__(self, workdir: Path, *args: str, port: int | None = None) -> None:
+        self.port = free_port() if port is None else port
         self.workdir = workdir
         self.args = list(args)
         self.process: subprocess.Popen[bytes] | None = None
@@ -78,15 +78,18 @@ class Cluster:
 
     def __init__(self, workdir: Path) -> None:
         self.nodes = []
-        for _ in range(3):
-            port = free_port()
+        # Each node's port and bus port (else port + 10000, maybe taken), all six held at once:
+        # ports asked for one after the other came back the same, and a node failed to listen.
+        ports = distinct_free_ports(6)
+        for port, bus in zip(ports[:3], ports[3:], strict=True):
             node = RedisProcess(
                 workdir,
                 "--cluster-enabled", "yes",
-                "--cluster-port", str(free_port()),  # the bus port; else port + 10000, maybe taken
+                "--cluster-port", str(bus),
                 "--cluster-config-file", str(workdir / f"nodes-{port}.conf"),
                 "--save", "",
                 "--appendonly", "no",
+                port=port,
             )  # fmt: skip
             self.nodes.append(node)
 
@@ -124,8 +127,7 @@ class Service:
     """The API under gunicorn, as the image runs it (deploy/gunicorn.conf.py), on its own port."""
 
     def __init__(self, workdir: Path, redis_url: str, **env: str) -> None:
-        self.port = free_port()
-        self.metrics_port = free_port()
+        self.port, self.metrics_port = distinct_free_ports(2)
         self.log_path = workdir / f"service-{self.port}.log"
         self.env = {
             **os.environ,
