@@ -659,6 +659,8 @@ def _beyond(net: Network, h: Hex, edge: int, memo: dict) -> Hex | object | None:
     or None (the track comes back to h). Track of at most two pieces before its end (most of
     what a listing asks about: a city across the edge, a stub) is told from the network's
     index, as Network.walk steps through it; longer track is walked (end_beyond)."""
+    # The two steps are written out, not a helper called twice: the call cost 12 k instructions
+    # a cold listing (count_cold --seeds 1: legal.body 0.978 -> 0.990 M).
     cities, towns, ends = net.cities, net.towns, net.end_index
     n = around(h)[edge]
     if n in cities:
