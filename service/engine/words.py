@@ -451,36 +451,36 @@ _SHAPE_PIECES: dict[tuple, tuple[str, str, str]] = {}
 def _track_phrases(listing: TrackListing, old_tracks: frozenset[Track]) -> Phrases:
     if len(_TRACK_PHRASES) >= _PHRASES_KEPT:
         _TRACK_PHRASES.clear()
-    if len(_SHAPE_PIECES) >= _PHRASES_KEPT:
-        _SHAPE_PIECES.clear()
-    known = _SHAPE_PIECES
-    phrases = []
-    for _, _, _, pairs, _ in listing.shapes:
-        pieces = known.get((old_tracks, pairs))
-        if pieces is None:
-            pieces = known[(old_tracks, pairs)] = _shape_pieces(
-                pairs, _track_phrase(old_tracks, pairs))
-        phrases.append(pieces)
-    _TRACK_PHRASES[id(listing)] = (listing, tuple(phrases))
-    return _TRACK_PHRASES[id(listing)][1]
+    phrases = _kept_pieces([((old_tracks, pairs), pairs) for _, _, _, pairs, _ in listing.shapes],
+                           lambda pairs: _track_phrase(old_tracks, pairs))
+    _TRACK_PHRASES[id(listing)] = (listing, phrases)
+    return phrases
 
 
 def _town_phrases(listing: TownListing, old_exits: frozenset[int],
                   compass: tuple[str, ...]) -> Phrases:
     if len(_TOWN_PHRASES) >= _PHRASES_KEPT:
         _TOWN_PHRASES.clear()
+    phrases = _kept_pieces([((old_exits, exits, compass), exits) for _, _, _, exits, _ in listing.shapes],
+                           lambda exits: _town_phrase(old_exits, exits, compass))
+    _TOWN_PHRASES[(id(listing), compass)] = (listing, phrases)
+    return phrases
+
+
+def _kept_pieces(shapes: list[tuple[tuple, Any]],
+                 phrase: Callable[[Any], tuple[str, str]]) -> Phrases:
+    """The pieces of each (key, what is built) of `shapes`, from _SHAPE_PIECES or made there
+    (_shape_pieces of what is built and its `phrase`)."""
     if len(_SHAPE_PIECES) >= _PHRASES_KEPT:
         _SHAPE_PIECES.clear()
     known = _SHAPE_PIECES
-    phrases = []
-    for _, _, _, exits, _ in listing.shapes:
-        pieces = known.get((old_exits, exits, compass))
-        if pieces is None:
-            pieces = known[(old_exits, exits, compass)] = _shape_pieces(
-                exits, _town_phrase(old_exits, exits, compass))
-        phrases.append(pieces)
-    _TOWN_PHRASES[(id(listing), compass)] = (listing, tuple(phrases))
-    return _TOWN_PHRASES[(id(listing), compass)][1]
+    pieces = []
+    for kept_as, made in shapes:
+        found = known.get(kept_as)
+        if found is None:
+            found = known[kept_as] = _shape_pieces(made, phrase(made))
+        pieces.append(found)
+    return tuple(pieces)
 
 
 def _shape_pieces(made: object, phrase: tuple[str, str]) -> tuple[str, str, str]:
