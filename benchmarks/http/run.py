@@ -46,6 +46,7 @@ from service.engine.playout import play_random_game  # noqa: E402
 
 HOST = "127.0.0.1"
 PLAYERS = 4
+PLAY_SECONDS = 120  # a bound on the one-connection runs that play to their end (~10 s each)
 
 
 def free_port() -> int:
@@ -274,9 +275,15 @@ def main(argv: list[str] | None = None) -> int:
         def cold_plan(i: int):
             numbers = itertools.count()
             requests = iter([
-                ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None,
-                 {"X-Request-Id": f"cold-{next(numbers)}"}, "legal-moves, build turn, cold")
-                for created, seat in cold_games])
+                request
+                for created, seat in cold_games
+                for request in (
+                    ("GET", f"/v1/games/{created['game_id']}/legal-moves?seat={seat}", None,
+                     {"X-Request-Id": f"cold-{next(numbers)}"}, "legal-moves, build turn, cold"),
+                    # The baseline in the same stream of requests: that game's view.
+                    ("GET", f"/v1/games/{created['game_id']}", None,
+                     {"X-Request-Id": f"coldview-{next(numbers)}"}, "GET view, among cold"),
+                )])
             return lambda last: next(requests, None)
 
         def client_plan(i: int):
@@ -293,6 +300,13 @@ def main(argv: list[str] | None = None) -> int:
                                       f"{next(numbers)}"},
                      "legal-moves, build turn" if before["phase"] == "build" else
                      "legal-moves, other turn"),
+                    # The baselines in the same stream of requests, each turn: the game's view
+                    # and the floor, so that each ratio compares requests made alike (a loop of
+                    # one identical request finds every cache warm for it).
+                    ("GET", f"/v1/games/{created['game_id']}", None,
+                     {"X-Request-Id": f"playview-{next(numbers)}"}, "GET view, in play"),
+                    ("POST", "/bench/floor/0", b"",
+                     {"X-Request-Id": f"playfloor-{next(numbers)}"}, "floor, in play"),
                     ("POST", f"/v1/games/{created['game_id']}/moves", orjson.dumps(move),
                      {"Content-Type": "application/json", "X-Request-Id": f"move-{next(numbers)}",
                       "Authorization": f"Bearer {created['seats'][seat]['token']}"}, "POST move"),
@@ -325,13 +339,17 @@ def main(argv: list[str] | None = None) -> int:
             )
         one: dict[str, Result] = {}
         floor_tagged = functools.partial(floor_plan, tag="floor")
-        for name, factory in (("floor (Redis RMW)", floor_tagged),
-                              ("GET view", functools.partial(view_plan, tag="view")),
-                              ("client play", client_plan), ("cold listings", cold_plan),
-                              ("floor again", floor_tagged)):
-            one[name] = run(name, HOST, api_port, factory, connections=1, seconds=args.seconds,
-                            processes=1)
-            print(f"  1 connection: {name:<18} {one[name].rps:6.0f} req/s  "
+        for name, factory, whole in (("floor (Redis RMW)", floor_tagged, False),
+                                     ("GET view", functools.partial(view_plan, tag="view"), False),
+                                     ("client play", client_plan, True),
+                                     ("cold listings", cold_plan, True),
+                                     ("floor again", floor_tagged, False)):
+            # The client's games and the cold turns are played to their end, however long.
+            one[name] = run(name, HOST, api_port, factory, connections=1,
+                            seconds=PLAY_SECONDS if whole else args.seconds, processes=1)
+            rate = (f"{one[name].requests:6d} req  " if whole
+                    else f"{one[name].rps:6.0f} req/s")
+            print(f"  1 connection: {name:<18} {rate}  "
                   f"p50 {one[name].p50_ms:5.2f} ms  p99 {one[name].p99_ms:5.2f} ms  "
                   f"statuses {one[name].statuses}", flush=True)
         api_proc.terminate()
@@ -363,20 +381,29 @@ def main(argv: list[str] | None = None) -> int:
     floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
     view_one = one["GET view"].p50_ms
     print("\none connection, a client playing whole games (legal moves asked once per turn, "
-          "after the move that made it), then build turns nobody listed (cold): p50 / p99 ms "
-          "and p50 as a ratio; then the service's own p50 (its access log's duration: the app, "
-          "without gunicorn's parsing and writing or the network):")
-    for label, tag in (("legal-moves, build turn", "build"), ("legal-moves, other turn", "other"),
-                       ("legal-moves, build turn, cold", "cold"), ("POST move", "move")):
-        if label in play.labelled:
-            p50 = play.label_p(label, .5)
-            base, base_name, base_tag = ((floor_one, "floor", "floor") if label == "POST move"
-                                         else (view_one, "GET view", "view"))
-            own, own_base = median(server.get(tag)), median(server.get(base_tag))
+          "after the move that made it; then the game's view and the floor, the baselines in "
+          "the same stream; then its move), then build turns nobody listed (cold), each "
+          "followed by its game's view. p50 / p99 ms, and p50 as a ratio to the baseline asked "
+          "in the same stream and to the baseline's own loop; then the same of the service's own "
+          "p50 (its access log's duration: the app, without gunicorn's parsing and writing or "
+          "the network):")
+    for label, tag, in_stream, base_name, loop_base, loop_tag in (
+            ("legal-moves, build turn", "build", "GET view, in play", "GET view", view_one, "view"),
+            ("legal-moves, other turn", "other", "GET view, in play", "GET view", view_one, "view"),
+            ("legal-moves, build turn, cold", "cold", "GET view, among cold", "GET view", view_one,
+             "view"),
+            ("POST move", "move", "floor, in play", "floor", floor_one, "floor")):
+        if label in play.labelled and in_stream in play.labelled:
+            p50, base = play.label_p(label, .5), play.label_p(in_stream, .5)
+            stream_tag = {"GET view, in play": "playview", "GET view, among cold": "coldview",
+                          "floor, in play": "playfloor"}[in_stream]
+            own = median(server.get(tag))
+            own_base, own_loop = median(server.get(stream_tag)), median(server.get(loop_tag))
             print(f"  {label:<29} n={len(play.labelled[label]):5d}  {p50:6.2f} / "
                   f"{play.label_p(label, .99):6.2f}  = {p50 / base:4.2f}x {base_name} "
-                  f"({base:.2f} ms); service {own:.2f} ms = {own / own_base:4.2f}x "
-                  f"({own_base:.2f} ms)")
+                  f"({base:.2f} ms; {p50 / loop_base:4.2f}x its loop's {loop_base:.2f}); "
+                  f"service {own:.2f} ms = {own / own_base:4.2f}x ({own_base:.2f} ms; "
+                  f"{own / own_loop:4.2f}x its loop's {own_loop:.2f})")
     return 0
 
 
