@@ -13,8 +13,6 @@ import hashlib
 import threading
 from collections import OrderedDict
 
-import orjson
-
 from service.engine import words
 from service.engine.layout import State
 
@@ -37,8 +35,7 @@ def digest(state: bytes) -> bytes:
 
 def body(state: State, seat: int, version: int) -> bytes:
     """The answer of GET legal-moves for `seat` at `version`: every move with its words."""
-    moves = words.listing(state, seat)
-    return orjson.dumps({"version": version, "seat": seat, "phase": state["phase"], "moves": moves})
+    return words.listing_json(state, seat, {"version": version, "seat": seat, "phase": state["phase"]})
 
 
 def kept_value(state: bytes, answer: bytes) -> bytes:

@@ -15,10 +15,18 @@ from service.engine import game
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.places import places
 from service.engine.playout import play_random_game
-from service.engine.words import Teller, listing, with_texts
+from service.engine.words import Teller, listing, listing_json, with_texts
 
 COORDINATES = re.compile(r"\(|-?\d+\s*,\s*-?\d+\s*\)|\bq\b|\br\b")
 NAMES = ["Ann", "Bob", "Cat", "Dan"]
+
+
+def assert_answers_as_orjson(state: dict, seat: int, listed: list) -> None:
+    """listing_json, the answer of GET legal-moves joined from the listing's texts, is the
+    answer orjson writes of the listing worded move by move, byte for byte."""
+    fields = {"version": 7, "seat": seat, "phase": state["phase"]}
+    assert listing_json(state, seat, fields) == orjson.dumps({**fields, "moves": listed})
+    assert listing_json(state, seat, {}) == orjson.dumps({"moves": listed})
 
 
 def check(text: str, name: str | None, what: object) -> None:
@@ -41,6 +49,7 @@ def test_every_move_event_and_entry_of_random_games_is_in_words(map_id: str) -> 
         assert [{k: v for k, v in m.items() if k != "text"} for m in listed] == options
         # The listing worded as it is made answers the same JSON, byte for byte.
         assert orjson.dumps(listing(before, seat)) == orjson.dumps(listed)
+        assert_answers_as_orjson(before, seat, listed)
         for m, plain in zip(listed, options, strict=True):
             check(m["text"], name, m)
             seen_moves.add(m["type"])
@@ -152,7 +161,7 @@ def test_a_history_entry_is_told_by_its_own_event() -> None:
 def test_a_listing_written_as_json_escapes_names_as_orjson_does() -> None:
     # The builds of a listing are written from pieces escaped one by one (words.ListedBuilds):
     # names that need escaping, and places that are not ASCII (Berlin's), read the same.
-    names = ['Ann "the" \\ builder', "Bö\nb\x01", "Cat \u2028 ü", "Dan"]
+    names = ['Ann "the" \\ builder', "Bö\nb\x01", "Cat \u2028 ü", "D\x00n"]
     state = game.new_game("berlin", names, seed="escapes")
     for seated in state["players"]:
         seated["cash"] = 60
@@ -166,6 +175,7 @@ def test_a_listing_written_as_json_escapes_names_as_orjson_does() -> None:
             builds += 1
             assert orjson.dumps(listing(state, seat)) == orjson.dumps(
                 with_texts(state, seat, options))
+            assert_answers_as_orjson(state, seat, with_texts(state, seat, options))
         state, _ = game.play(state, seat, chooser.choice(options))
     assert builds == 6
 
@@ -187,6 +197,8 @@ def test_builds_kept_from_one_listing_answer_another_player_s_own() -> None:
                                                                           strict=True)]}
         assert orjson.dumps(listing(renamed, seat)) == orjson.dumps(
             with_texts(renamed, seat, game.legal_moves(renamed, seat)))
+        assert_answers_as_orjson(renamed, seat, with_texts(renamed, seat,
+                                                           game.legal_moves(renamed, seat)))
 
 
 def test_a_listing_s_urbanize_moves_read_as_with_texts_words_them() -> None:
@@ -204,6 +216,7 @@ def test_a_listing_s_urbanize_moves_read_as_with_texts_words_them() -> None:
                                                  zip(before["players"], names, strict=True)]}
                 assert orjson.dumps(listing(renamed, seat)) == orjson.dumps(
                     with_texts(renamed, seat, options))
+                assert_answers_as_orjson(renamed, seat, with_texts(renamed, seat, options))
 
     play_random_game("rust_belt", 4, "urbanize", random.Random(11), cash=300, on_move=on_move)
     assert len(set(urbanizing)) >= 2
