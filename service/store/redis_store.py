@@ -21,6 +21,7 @@ shard by shard on a Cluster: each call's keys share one shard's hash tag, so one
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -30,6 +31,7 @@ from typing import Any, TypeAlias, TypeVar
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.cluster import ClusterNode, RedisCluster
+from redis.commands.core import Script
 from redis.exceptions import (
     ClusterDownError,
     NoScriptError,
@@ -61,6 +63,7 @@ from .keys import (
     READY,
     SHARDS,
     GameKeys,
+    ShardKeys,
     create_record_key,
     game_keys,
     idem_key,
@@ -355,6 +358,57 @@ def error_kind(exc: Exception) -> str:
     return "other"
 
 
+# The commit script's first reply, to its outcome, without Outcome's lookup by value.
+_OUTCOMES = {outcome.value.encode(): outcome for outcome in Outcome}
+
+
+@functools.cache
+def _shard_keys(shard: int, prefix: str) -> ShardKeys:
+    """shard_keys, made once per shard: a commit names its shard's keys every time."""
+    return shard_keys(shard, prefix)
+
+
+def _evalsha(client: Client, script: Script, keys: list[str], args: list[object]) -> Any:
+    """`script` run by its SHA with `keys` and `args`, loaded first if Redis does not have it
+    (restarted, or its scripts flushed), as redis-py's Script does, without the checks its
+    __call__ makes for a pipeline (an import, and an isinstance that goes through typing's
+    Protocol check in Python: some 100 k instructions of a commit)."""
+    try:
+        return _replies(client, ("EVALSHA", script.sha, len(keys), *keys, *args))[0]
+    except NoScriptError:
+        script.sha = client.script_load(script.script)
+        return _replies(client, ("EVALSHA", script.sha, len(keys), *keys, *args))[0]
+
+
+def _replies(client: Client, *commands: tuple) -> list[Any]:
+    """The replies of `commands` (none of which has a reply callback in redis-py), sent in one
+    round trip on one connection of a Redis client's pool; a RedisCluster's through its own
+    calls. redis-py's pipeline object, its command stack and its packing in Python cost a
+    read of two commands some 50 k instructions, a third of it; its execute_command wraps
+    even one command's send and reply in retry closures (the store retries in _run). The
+    connection is handled as a pipeline handles it: dropped after any error, since a reply may
+    be left unread on it, and given back to its pool."""
+    if not isinstance(client, redis.Redis):
+        if len(commands) == 1:
+            return [client.execute_command(*commands[0])]
+        pipe = client.pipeline(transaction=False)
+        for command in commands:
+            pipe.execute_command(*command)
+        return pipe.execute()
+    pool = client.connection_pool
+    connection = pool.get_connection()
+    try:
+        packed = [part for command in commands for part in connection.pack_command(*command)]
+        # One buffer: each item of a list is a send of its own.
+        connection.send_packed_command(packed if len(packed) == 1 else [b"".join(packed)])
+        return [connection.read_response() for _ in commands]
+    except BaseException:
+        connection.disconnect()
+        raise
+    finally:
+        pool.release(connection)
+
+
 def _closed_socket(exc: Exception) -> bool:
     """An error of a socket closed under a call (CLOSED_SOCKET), not of the store's own code."""
     if isinstance(exc, ValueError):
@@ -563,13 +617,8 @@ class RedisStore(GameStore):
         with the push back, which checks again (_PUSH_BACK) in the rare read that needs it."""
         keys = game_keys(game_id, self._prefix)
 
-        def read(client: Client) -> list[Any]:
-            pipe = client.pipeline(transaction=False)
-            pipe.hmget(keys.state, [*fields, "ttl"])
-            pipe.ttl(keys.state)
-            return pipe.execute()
-
-        values, left = self._run("load", read)
+        values, left = self._run("load", lambda c: _replies(c, ("HMGET", keys.state, *fields, "ttl"),
+                                                           ("TTL", keys.state)))
         self._push_back_if_due(keys, values, left)
         return values
 
@@ -619,11 +668,13 @@ class RedisStore(GameStore):
         expected_meta: bytes | None = None,
         ahead: Ahead | None = None,
     ) -> CommitResult:
+        # The game's and its shard's names worked out once (game_keys and kept_key would each
+        # hash the id again), and the script called by its SHA (_evalsha says why).
         keys = game_keys(game_id, self._prefix)
-        shard = shard_keys(shard_of(game_id), self._prefix)
+        shard = _shard_keys(shard_of(game_id), self._prefix)
         script_keys = [keys.state, keys.log, shard.outbox, shard.clocks, shard.events]
         if idem is not None:
-            script_keys.append(idem_key(game_id, idem.key, self._prefix))
+            script_keys.append(f"{keys.base}:idem:{idem.key}")
         args: list[object] = [
             expected_version, ttl, game_id, len(entries), state or b"", view or b"", meta or b"",
             _deadline_arg(deadline), self._outbox_maxlen,
@@ -635,20 +686,19 @@ class RedisStore(GameStore):
             args += [b"", 0]
         else:
             # Ahead's keys come last (the script counts them off KEYS).
-            script_keys += [kept_key(game_id, READ + ahead.name, self._prefix),
-                            kept_key(game_id, ahead.name, self._prefix),
-                            kept_key(game_id, READY + ahead.name, self._prefix)]
+            kept = f"{keys.base}:kept:"
+            script_keys += [kept + READ + ahead.name, kept + ahead.name, kept + READY + ahead.name]
             args += [b"%d\n" % (expected_version + len(entries)) + ahead.value, ahead.ttl]
         args += entries
-        reply = self._run("commit", lambda c: self._commit(keys=script_keys, args=args, client=c))
-        outcome = Outcome(reply[0].decode())
+        reply = self._run("commit", lambda c: _evalsha(c, self._commit, script_keys, args))
+        outcome = _OUTCOMES[reply[0]]
+        if outcome is Outcome.APPLIED:
+            return CommitResult(outcome, int(reply[1]), ahead_read=reply[2] == 1)
         if outcome is Outcome.MISSING:
             return CommitResult(outcome)
         if outcome is Outcome.REPLAYED:
             return CommitResult(outcome, int(reply[1]), reply[2])
-        if outcome is Outcome.CONFLICT:
-            return CommitResult(outcome, int(reply[1]))
-        return CommitResult(outcome, int(reply[1]), ahead_read=reply[2] == 1)
+        return CommitResult(outcome, int(reply[1]))
 
     def replace_meta(self, game_id: str, *, expected: bytes, meta: bytes) -> Outcome:
         keys = [game_keys(game_id, self._prefix).state, shard_keys(shard_of(game_id), self._prefix).outbox]

@@ -202,3 +202,33 @@ def test_a_commit_between_the_read_of_a_game_and_its_marks_is_not_taken_for_them
     stored, has_value, again = store.peek_kept("abc", "legal:1", 30)
     # The game as read (version 0), without version 1's marks (a value kept, read before).
     assert (stored.version, stored.state, has_value, again) == (0, b"s", False, False)
+
+
+def test_a_commit_after_redis_forgot_its_scripts(redis_server, redis_url: str) -> None:
+    # The commit goes by SHA (redis_store._evalsha); a Redis restarted (or its scripts flushed)
+    # answers NOSCRIPT, and the commit loads its script and lands, once.
+    store = RedisStore(redis_url)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    store.load("abc")  # the client and its scripts made
+    with redis_server.client() as client:
+        client.script_flush()
+    result = store.commit("abc", expected_version=0, state=b"s1", view=b"v1", entries=[b"e"], ttl=60)
+    assert (result.outcome, result.version) == (Outcome.APPLIED, 1)
+    assert store.history("abc") == [b"e"]
+    with redis_server.client() as client:
+        client.script_flush()
+    assert store.commit("abc", expected_version=0, entries=[b"f"], ttl=60).outcome is Outcome.CONFLICT
+
+
+def test_a_read_that_failed_leaves_no_reply_behind(redis_server, redis_url: str) -> None:
+    # A read's two commands share one round trip on one connection (redis_store._replies): when the
+    # first fails, the second's reply is never read, and the reads after must not get it.
+    store = RedisStore(redis_url)
+    store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
+    with redis_server.client() as client:
+        client.set(game_keys("other").state, b"not a hash")
+    with pytest.raises(StoreUnavailable):
+        store.load("other")
+    assert store.version("abc") == 0
+    assert store.load("abc").state == b"s"
+    assert store.meta("abc") == (0, b"m")
