@@ -140,23 +140,25 @@ _COMMIT = """
 local ahead = ARGV[14] ~= ''
 local nkeys = #KEYS - (ahead and 3 or 0)
 local idem = nkeys >= 6 and KEYS[6] or nil
-local current = redis.call('HGET', KEYS[1], 'version')
+local checked = ARGV[12] ~= ''
+local found = checked and redis.call('HMGET', KEYS[1], 'version', 'meta')
+  or {redis.call('HGET', KEYS[1], 'version')}
+local current = found[1]
 if not current then return {'missing'} end
 if idem then
   local prior = redis.call('GET', idem)
   if prior then return {'replayed', current, prior} end
 end
 if current ~= ARGV[1] then return {'conflict', current} end
-if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 'meta') ~= ARGV[12] then
-  return {'conflict', current}
-end
+if checked and found[2] ~= ARGV[12] then return {'conflict', current} end
 local first = 16
 local n = tonumber(ARGV[4])
 local version = tonumber(current) + n
-redis.call('HSET', KEYS[1], 'version', version, 'ttl', ARGV[2])
-if ARGV[5] ~= '' then redis.call('HSET', KEYS[1], 'state', ARGV[5]) end
-if ARGV[6] ~= '' then redis.call('HSET', KEYS[1], 'view', ARGV[6]) end
-if ARGV[7] ~= '' then redis.call('HSET', KEYS[1], 'meta', ARGV[7]) end
+local set = {'version', version, 'ttl', ARGV[2]}
+if ARGV[5] ~= '' then set[#set + 1] = 'state'; set[#set + 1] = ARGV[5] end
+if ARGV[6] ~= '' then set[#set + 1] = 'view'; set[#set + 1] = ARGV[6] end
+if ARGV[7] ~= '' then set[#set + 1] = 'meta'; set[#set + 1] = ARGV[7] end
+redis.call('HSET', KEYS[1], unpack(set))
 for i = first, first + n - 1, 1000 do
   redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, first + n - 1)))
 end
@@ -167,7 +169,7 @@ if n > 0 or ARGV[7] ~= '' then
   local fields = {'g', ARGV[3], 'v', version}
   if n > 0 then
     table.insert(fields, 'e')
-    table.insert(fields, table.concat(ARGV, '\\n', first, first + n - 1))
+    table.insert(fields, n == 1 and ARGV[first] or table.concat(ARGV, '\\n', first, first + n - 1))
   end
   if ARGV[7] ~= '' then
     table.insert(fields, 'm')
