@@ -8,6 +8,7 @@ refused where the token is parsed, before the game is loaded.
 from __future__ import annotations
 
 import unicodedata
+from functools import cache
 
 import pytest
 
@@ -16,14 +17,18 @@ from service.referee import tokens
 from service.referee.errors import GameError
 from service.store import MemoryStore, RedisStore
 
-# Every non-ASCII character Python calls a digit, a decimal or a number.
-NUMERIC = [chr(c) for c in range(0x80, 0x110000) if chr(c).isdigit() or chr(c).isnumeric()]
+
+@cache
+def numeric() -> list[str]:
+    """Every non-ASCII character Python calls a digit, a decimal or a number. Worked out when a
+    test asks (0.6 CPU-s), not when the module is imported: every xdist worker imports it."""
+    return [chr(c) for c in range(0x80, 0x110000) if chr(c).isdigit() or chr(c).isnumeric()]
 
 
 def digit_classes() -> dict[tuple[str, bool, bool], str]:
     """One character of each kind: (category, isdecimal, isdigit) -> its first character."""
     classes: dict[tuple[str, bool, bool], str] = {}
-    for char in NUMERIC:
+    for char in numeric():
         classes.setdefault((unicodedata.category(char), char.isdecimal(), char.isdigit()), char)
     return classes
 
@@ -33,12 +38,12 @@ def test_every_kind_of_non_ascii_digit_is_covered() -> None:
     # Nd decimals (int() takes them), No digits (superscripts: int() refuses them), No and Nl
     # numbers, and Lo numerals (CJK): five kinds in all.
     assert {kind[0] for kind in classes} == {"Nd", "No", "Nl", "Lo"}
-    assert len(classes) == 5 and len(NUMERIC) > 1800
+    assert len(classes) == 5 and len(numeric()) > 1800
 
 
 def test_the_parser_refuses_every_non_ascii_seat() -> None:
     wrong = []
-    for char in NUMERIC:
+    for char in numeric():
         try:
             tokens.token_game(f"game.{char}.secret", "game")
             wrong.append((f"U+{ord(char):04X}", "accepted"))
