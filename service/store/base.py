@@ -16,6 +16,7 @@ import enum
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 class StoreUnavailable(Exception):
@@ -40,16 +41,17 @@ class GameExists(Exception):
     """A game with that id is stored already."""
 
 
-@dataclass(frozen=True, slots=True)
-class Stored:
+# Stored, IdemRecord and CommitResult are made for every move: named tuples, immutable as frozen
+# dataclasses are, made in a third of the time (a frozen dataclass sets each field through
+# object.__setattr__).
+class Stored(NamedTuple):
     version: int
     state: bytes
     meta: bytes
     view: bytes | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class IdemRecord:
+class IdemRecord(NamedTuple):
     """What to remember under an idempotency key, written in the same atomic step as the game."""
 
     key: str
@@ -94,8 +96,7 @@ class Outcome(enum.Enum):
     REPLAYED = "replayed"  # the idempotency key was used already: nothing was written
 
 
-@dataclass(frozen=True, slots=True)
-class CommitResult:
+class CommitResult(NamedTuple):
     outcome: Outcome
     version: int | None = None  # the new version when applied, the current one on conflict
     replay: bytes | None = None  # the stored idempotency record when replayed

@@ -13,6 +13,7 @@ life of a deployment (the layout's namespace, `aos:v2`, would change with it).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -36,6 +37,9 @@ class GameKeys:
     base: str  # prefix of the game's other keys (idempotency records, kept answers)
 
 
+# Kept for the games served lately: a move names its game's keys in its load and its commit
+# (a hash of the id and three strings each time, some 1.5 µs).
+@functools.lru_cache(maxsize=1024)
 def game_keys(game_id: str, prefix: str = PREFIX) -> GameKeys:
     base = f"{shard_tag(shard_of(game_id), prefix)}:g:{game_id}"
     return GameKeys(state=f"{base}:state", log=f"{base}:log", base=base)

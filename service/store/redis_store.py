@@ -695,7 +695,7 @@ class RedisStore(GameStore):
         reply = self._run("commit", lambda c: _evalsha(c, self._commit, script_keys, args))
         outcome = _OUTCOMES[reply[0]]
         if outcome is Outcome.APPLIED:
-            return CommitResult(outcome, int(reply[1]), ahead_read=reply[2] == 1)
+            return CommitResult(outcome, int(reply[1]), None, reply[2] == 1)
         if outcome is Outcome.MISSING:
             return CommitResult(outcome)
         if outcome is Outcome.REPLAYED:
