@@ -19,11 +19,29 @@ def neighbour(h: Hex, edge: int) -> Hex:
     return (h[0] + dq, h[1] + dr)
 
 
+# One tuple per hex, for the hexes the maps, the state's keys and their neighbours name
+# (canonical): a dict or set of hexes then finds the very key it filed, and compares no tuples
+# (an equal tuple of another object is compared item by item on every lookup that finds it).
+# The bound only guards memory; past it a hex is its own tuple, as equal as before.
+_CANONICAL: dict[Hex, Hex] = {}
+_CANONICAL_KEPT = 1 << 15
+
+
+def canonical(h: Hex) -> Hex:
+    """The one tuple kept for the hex h (h itself the first time)."""
+    found = _CANONICAL.get(h)
+    if found is not None:
+        return found
+    if len(_CANONICAL) < _CANONICAL_KEPT:
+        _CANONICAL[h] = h
+    return h
+
+
 @lru_cache(maxsize=1 << 14)
 def around(h: Hex) -> tuple[Hex, ...]:
     """The six neighbours of h, by edge (kept: every build listing asks for the same hexes)."""
     q, r = h
-    return tuple((q + dq, r + dr) for dq, dr in DIRECTIONS)
+    return tuple(canonical((q + dq, r + dr)) for dq, dr in DIRECTIONS)
 
 
 def opposite(edge: int) -> int:
@@ -39,7 +57,7 @@ def key(h: Hex) -> str:
 def parse_key(k: str) -> Hex:
     """The hex of a state key (kept: the state names the same few hundred hexes again and again)."""
     q, r = k.split(",")
-    return (int(q), int(r))
+    return canonical((int(q), int(r)))
 
 
 def as_dict(h: Hex) -> HexObject:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import combinations
 
 from service.engine import tiles
-from service.engine.hexgrid import neighbour, opposite
+from service.engine.hexgrid import around, key, neighbour, opposite, parse_key
 from service.engine.maps import MAP_IDS, load_map
 
 
@@ -14,6 +14,22 @@ def test_edges_are_numbered_clockwise_from_north_as_the_contract_says():
         (5, 4), (6, 4), (6, 5), (5, 6), (4, 6), (4, 5)]
     for e in range(6):
         assert neighbour(neighbour((5, 5), e), opposite(e)) == (5, 5)
+
+
+def test_a_hex_is_one_tuple_wherever_the_engine_names_it():
+    # The map's hexes, the state's keys read back and the neighbours are the same objects
+    # (hexgrid.canonical): the listing's dicts and sets of hexes find their keys without
+    # comparing tuples.
+    for map_id in MAP_IDS:
+        board = load_map(map_id)
+        for h in board.terrain:
+            assert parse_key(key(h)) is h
+            for n in around(h):
+                assert n == neighbour(h, around(h).index(n))
+                if n in board.terrain:
+                    assert next(t for t in board.terrain if t == n) is n
+        for h in [*board.cities, *board.towns]:
+            assert next(t for t in board.terrain if t == h) is h
 
 
 def test_every_rotation_of_every_tile_is_a_shape_of_that_tile():

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 
 from service.engine.errors import SetupError
-from service.engine.hexgrid import DIRECTIONS, Hex
+from service.engine.hexgrid import DIRECTIONS, Hex, canonical
 from service.engine.rules_data import COLOURS
 
 MAP_IDS = ("rust_belt", "madagascar", "holland", "iraq", "berlin")
@@ -96,7 +96,7 @@ def parse_map(map_id: str, raw: dict) -> MapData:
     cities: dict[Hex, City] = {}
     raw_hexes: dict[Hex, dict] = {}
     for h in raw["hexes"]:
-        pos = (h["q"], h["r"])
+        pos = canonical((h["q"], h["r"]))
         _check(pos not in terrain, map_id, f"hex {pos} listed twice")
         _check(h["terrain"] in raw["terrain_costs"], map_id, f"terrain {h['terrain']} has no cost")
         terrain[pos] = h["terrain"]

@@ -302,10 +302,11 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes:
                     statuses = changed[h] = list(table[h].settled)
                 statuses[edge] = "city"
     # A track end facing a hex across an edge the map neither settles nor closes.
-    facing = _facing_table(rules.map)
+    facing = _facing_rows(rules.map)
     for end, piece in net.end_index.items():
-        h, edge, known = facing[end]
-        if known is not None or h not in hexes or (found and h in found) or end[0] in cities:
+        at, e = end
+        h, edge, known = facing[at][e]
+        if known is not None or h not in hexes or (found and h in found) or at in cities:
             continue
         owner = owners[piece]
         statuses = changed.get(h)
@@ -784,6 +785,15 @@ def _facing_table(board) -> dict[tuple[Hex, int], Facing]:
     return facing
 
 
+@once_per
+def _facing_rows(board) -> dict[Hex, tuple[Facing, ...]]:
+    """_facing_table by hex, each hex's six Facings by edge, as the listing reads it: looked up
+    by a track end's hex, which is the key itself (hexgrid.canonical), not by the end, a pair
+    made again for each lookup, hashed and compared item by item. Once per map."""
+    facing = _facing_table(board)
+    return {t: tuple(facing[(t, e)] for e in range(6)) for t in board.terrain}
+
+
 # What words give a hex's builds, as pieces of their JSON: the head (up to the tracks or the
 # exits), where the hex is, per shape of its listing (what it makes up to the cost, the words
 # before where, the words after) and per price (None: not priced) the cost up to the words and
@@ -1101,8 +1111,8 @@ def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[
     for c in stops:  # new cities, a map's trackless stops
         found.update(around(c))
     found.update([h for h, on_hex in net.by_hex.items() if on_hex])
-    facing = _facing_table(board)
-    found.update([facing[end][0] for end in net.end_index])
+    facing = _facing_rows(board)
+    found.update([facing[at][e][0] for at, e in net.end_index])
     found &= _passable(board)
     built = {parse_key(k) for k in open_build_turn(state)["built"]}
     found -= built
