@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-from flask import Response, g
+from flask import Response
 from marshmallow import ValidationError
 
 from service.referee import tokens, whatif
@@ -32,7 +32,9 @@ def games() -> Games:
 def game_id_of(value: str) -> str:
     if not GAME_ID.fullmatch(value):
         raise ApiError(404, "GAME_NOT_FOUND", "no game has that id")
-    g.game_id = value  # for the logs: only an id of the valid form is ever written there
+    # For the logs: only an id of the valid form is ever written there. On g itself, not its
+    # proxy (bodies.this_request says why).
+    bodies.request_globals().game_id = value
     return value
 
 

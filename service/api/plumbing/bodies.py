@@ -141,11 +141,12 @@ def json_label_problem(content_type: str | None) -> str | None:
 def check_media_type() -> None:
     """A body sent to a route must be JSON (415 otherwise). A request without a body is not
     checked: there is nothing to mislabel, and a route that needs one says 400."""
-    if request.routing_exception is not None or request.method not in BODY_METHODS:
+    current = this_request()  # it reads several of the request's attributes
+    if current.routing_exception is not None or current.method not in BODY_METHODS:
         return  # a 404 or 405 says more than a 415 would
-    if not request.content_length:
+    if not current.content_length:
         return
-    problem = json_label_problem(request.headers.get("Content-Type"))
+    problem = json_label_problem(current.headers.get("Content-Type"))
     if problem is not None:
         raise ApiError(415, "UNSUPPORTED_MEDIA_TYPE", f"{problem}: send application/json",
                        headers={"Accept": JSON_MEDIA_TYPE})
