@@ -186,7 +186,7 @@ def test_a_commit_between_the_read_of_a_game_and_its_marks_is_not_taken_for_them
         execute = pipe.execute
 
         def split(raise_on_error: bool = True) -> list:
-            read, marks = pipe.command_stack[:2], pipe.command_stack[2:]
+            read, marks = pipe.command_stack[:1], pipe.command_stack[1:]
             pipe.command_stack = read
             replies = execute(raise_on_error=raise_on_error)
             other.commit("abc", expected_version=0, state=b"s1", view=b"v1", entries=[b"e"],

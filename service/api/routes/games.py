@@ -32,7 +32,7 @@ from ..checks.parts import (
     with_etag,
 )
 from ..checks.shapes import load_create
-from ..plumbing import limits
+from ..plumbing import bodies, limits
 from ..plumbing.tenancy import caller, tenancy
 from ..responses import ApiError, etag, etag_matches, json_response, raw_json
 from . import live
@@ -134,7 +134,7 @@ _SEAT_QUERY = re.compile(rb"seat=([0-5])")
 def get_legal_moves(game_id: str) -> Response:
     game_id = game_id_of(game_id)
     # The query every client sends, `seat=N`, read as it is; any other is parsed and judged.
-    quick = _SEAT_QUERY.fullmatch(request.query_string)
+    quick = _SEAT_QUERY.fullmatch(bodies.this_request().query_string)  # not its proxy's
     if quick is not None:
         seat = quick[1].decode()
     else:
