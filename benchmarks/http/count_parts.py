@@ -52,8 +52,7 @@ def _count_parts(view: bool) -> None:
         from service.engine import view as views
 
         board = views._BoardJson
-        board.tracks = _through("starmap_next", board.tracks)  # type: ignore[method-assign]
-        board.links = _through("takewhile_next", board.links)  # type: ignore[method-assign]
+        board.tracks_and_links = _through("starmap_next", board.tracks_and_links)  # type: ignore[method-assign]
         board.cities_and_towns = _through("dropwhile_next", board.cities_and_towns)  # type: ignore[method-assign]
         views._game_view = _through("filterfalse_next", views._game_view)
         return
@@ -77,8 +76,7 @@ NAMES = {
 
 
 VIEW_NAMES = {
-    "view: board's tracks (_BoardJson.tracks)": "starmap_next",
-    "view: board's links (_BoardJson.links)": "takewhile_next",
+    "view: tracks and links (tracks_and_links)": "starmap_next",
     "view: cities and towns (cities_and_towns)": "dropwhile_next",
     "view: the rest (view._game_view)": "filterfalse_next",
 }
