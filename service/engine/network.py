@@ -8,6 +8,7 @@ whose track it enters).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from service.engine.hexgrid import Hex, around, key, opposite, parse_key
@@ -95,6 +96,8 @@ class Network:
         self.by_hex = by_hex
         self._routes: list[Route] | None = None
         self._owners: set[int | None] | None = None
+        self._traced: list[tuple[Piece, Route, set[Hex]]] | None = None
+        self._one_route_each: bool | None = None
 
     # -- editing (used to try a build before it is made) --------------------------------
 
@@ -123,6 +126,8 @@ class Network:
             self._remove(p)
         for p, owner in pieces.items():
             self._add(p, owner)
+        self._traced = None
+        self._one_route_each = None
         return old
 
     # -- queries -----------------------------------------------------------------------
@@ -239,6 +244,8 @@ class Network:
             self.owner[p] = owner
         self._routes = None
         self._owners = None
+        self._traced = None
+        self._one_route_each = None
 
     def routes(self) -> list[Route]:
         if self._routes is None:
@@ -252,6 +259,67 @@ class Network:
 
     def links(self) -> list[Route]:
         return [r for r in self.routes() if r.complete]
+
+    def routes_from(self, before: Network, changed: Collection[Hex]) -> list[Route]:
+        """routes(), where `before` differs from this network only in the pieces on the hexes
+        `changed`: its routes that read none of those hexes (a walk reads only the hexes of its
+        pieces and the hex each open end faces) are the routes here too, and the rest are
+        traced again. routes() starts each route at its least piece, the first in sorted order,
+        so the traced ones start at their least piece too: every piece of a route traced again
+        is among those traced again. Traces all when the stops differ, or when a piece may be
+        on two routes (track on a city, plain track on a town, two pieces at one edge), where
+        which piece a walk starts from would matter."""
+        if self._routes is not None:
+            return self._routes
+        if (before.cities != self.cities or before.towns != self.towns
+                or not (self.one_route_each() and before.one_route_each())):
+            return self.routes()
+        traced: list[tuple[Piece, Route, set[Hex]]] = []
+        again: set[Piece] = {p for h in changed for p in self.by_hex.get(h, ())}
+        for entry in before.traced():
+            if entry[2].isdisjoint(changed):
+                traced.append(entry)
+            else:
+                again.update([p for p in entry[1].pieces if p[0] not in changed])
+        seen: set[Piece] = set()
+        for piece in sorted(again):
+            if piece not in seen:
+                route = self.route_through(piece, seen)
+                traced.append((piece, route, _reads(route)))
+        traced.sort(key=_first)
+        self._traced = traced
+        self._routes = [entry[1] for entry in traced]
+        return self._routes
+
+    def traced(self) -> list[tuple[Piece, Route, set[Hex]]]:
+        """The routes, each with the piece it is traced from and the hexes its walks read."""
+        if self._traced is None:
+            self._traced = [(min(r.pieces), r, _reads(r)) for r in self.routes()]
+        return self._traced
+
+    def one_route_each(self) -> bool:
+        """Whether each piece is on the one route traced from any of its pieces: no track on a
+        city, no plain track on a town, no two pieces at one edge of a hex."""
+        if self._one_route_each is None:
+            by_hex = self.by_hex
+            self._one_route_each = (
+                len(self.end_index) == sum([1 if p[2] == CENTRE else 2 for p in self.owner])
+                and not any(by_hex[h] for h in self.cities.intersection(by_hex))
+                and all(p[2] == CENTRE for h in self.towns.intersection(by_hex) for p in by_hex[h]))
+        return self._one_route_each
+
+
+def _reads(route: Route) -> set[Hex]:
+    """The hexes a walk along the route reads: its pieces' and those its open ends face."""
+    reads = {p[0] for p in route.pieces}
+    for end in route.ends:
+        if end.kind == "open":
+            reads.add(around(end.hex)[end.edge])
+    return reads
+
+
+def _first(entry: tuple[Piece, Route, set[Hex]]) -> Piece:
+    return entry[0]
 
 
 def hex_swap(h: Hex, pieces: list[Piece]) -> tuple[Hex, dict[int, Piece]]:

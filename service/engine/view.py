@@ -25,6 +25,7 @@ from service.engine.contract_types import (
 from service.engine.hexgrid import Hex, as_dict, key, parse_key
 from service.engine.layout import State
 from service.engine.maps import MAP_IDS, MapData, load_map
+from service.engine.network import Network, Route
 from service.engine.places import places
 from service.engine.state import active_players
 
@@ -124,6 +125,7 @@ class _BoardJson:
     cities and towns (by what they are made of: most moves change neither)."""
 
     KEPT = 256  # of each: a few per game a worker serves at once
+    KEPT_TRACED = 8  # the last networks traced, with their JSON, to make the next from
 
     def __init__(self, board: MapData) -> None:
         self.board = board
@@ -141,6 +143,7 @@ class _BoardJson:
         self.order = {key(h): i for i, h in enumerate(sorted(board.terrain))}
         self.keyed = {key(h): text for h, text in self.hexes.items()}
         self.kept_tracks = _Kept(self.KEPT)
+        self.traced: OrderedDict[_MadeOf, _Traced] = OrderedDict()
         self.kept_cities = _Kept(self.KEPT)
 
     def tracks_and_links(self, state: State, rules: Rules) -> bytes:
@@ -149,8 +152,29 @@ class _BoardJson:
         (all that Network reads of a state)."""
         made_of = (orjson.dumps((state["track"], state["towns"], state["new_cities"])),
                    rules.trackless_stops(state))
-        return self.kept_tracks.made(
-            made_of, lambda: f'[{self.tracks(state)}],"links":[{self.links(state, rules)}]'.encode())
+        return self.kept_tracks.made(made_of, lambda: self._tracks_and_links(state, rules, made_of))
+
+    def _tracks_and_links(self, state: State, rules: Rules, made_of: _MadeOf) -> bytes:
+        """Made from the last tracks made when their stops are these (most often the game's
+        before this move, whose track differs on a hex or two): the routes traced again only
+        where they read the hexes whose track differs (Network.routes_from), and the JSON of
+        each hex and link that is as it was kept."""
+        last = None
+        with suppress(StopIteration, RuntimeError):  # none made yet; another thread adding one
+            last = next(reversed(self.traced.items()))
+        net, made = rules.network(state), None
+        if last is not None and last[0][1] == made_of[1] and last[1].net.one_route_each():
+            track, towns, new_cities = orjson.loads(last[0][0])
+            if new_cities == state["new_cities"]:
+                made = last[1].after(net, _changed(track, state["track"]) | _changed(towns, state["towns"]))
+        if made is None:
+            made = _Traced(net)
+        text = f'[{self.tracks(state, made)}],"links":[{self.links(state, rules, made)}]'.encode()
+        if len(self.traced) >= self.KEPT_TRACED:
+            with suppress(KeyError):  # another thread took the last one out
+                self.traced.popitem(last=False)
+        self.traced[made_of] = made
+        return text
 
     def cities_and_towns(self, state: State) -> bytes:
         """`cities],"towns":[towns` of the board's JSON: the cities with their goods and the
@@ -167,9 +191,12 @@ class _BoardJson:
         towns = [town for k, town in self.towns if k not in new_cities]
         return b",".join(cities) + b'],"towns":[' + b",".join(towns)
 
-    def tracks(self, state: State) -> str:
-        """The board's tracks in JSON, the entries without the brackets around them."""
+    def tracks(self, state: State, made: _Traced | None = None) -> str:
+        """The board's tracks in JSON, the entries without the brackets around them; the
+        entries of the hexes `made` keeps (those as they were) taken from it, and the others
+        kept in it."""
         track, towns = state["track"], state["towns"]
+        kept = {} if made is None else made.entries
         keys = track.keys() | towns.keys()
         try:
             ordered = sorted(keys, key=self.order.__getitem__)
@@ -177,29 +204,73 @@ class _BoardJson:
             ordered = sorted(keys, key=parse_key)
         entries = []
         for k in ordered:
-            pieces = ",".join([f'{{"edges":[{a},{b}],"owner":{"null" if o is None else o}}}'
-                               for a, b, o in track.get(k, ())])
-            at = self.keyed.get(k) or self.hex_text(parse_key(k))
-            entry = f'{{"hex":{at},"tracks":[{pieces}]'
-            if k in towns:
-                exits = ",".join([f'{{"edge":{e},"owner":{"null" if o is None else o}}}'
-                                  for e, o in towns[k]])
-                entry += f',"town_exits":[{exits}]'
-            entries.append(entry + "}")
+            entry = kept.get(k)
+            if entry is None:
+                pieces = ",".join([f'{{"edges":[{a},{b}],"owner":{"null" if o is None else o}}}'
+                                   for a, b, o in track.get(k, ())])
+                at = self.keyed.get(k) or self.hex_text(parse_key(k))
+                entry = f'{{"hex":{at},"tracks":[{pieces}]'
+                if k in towns:
+                    exits = ",".join([f'{{"edge":{e},"owner":{"null" if o is None else o}}}'
+                                      for e, o in towns[k]])
+                    entry += f',"town_exits":[{exits}]'
+                entry = kept[k] = entry + "}"
+            entries.append(entry)
         return ",".join(entries)
 
-    def links(self, state: State, rules: Rules) -> str:
-        """The board's complete links in JSON, without the brackets around them."""
-        text = self.hex_text
-        return ",".join([
-            f'{{"id":"{link.link_id}","owner":{"null" if link.owner is None else link.owner},'
-            f'"stops":[{text(link.stops[0])},{text(link.stops[1])}],'
-            f'"hexes":[{",".join([text(h) for h in link.hexes()])}],"segments":{len(link.pieces)}}}'
-            for link in rules.network(state).links()])
+    def links(self, state: State, rules: Rules, made: _Traced | None = None) -> str:
+        """The board's complete links in JSON, without the brackets around them; the JSON of
+        the routes `made` keeps taken from it, and the others kept in it."""
+        made = _Traced(rules.network(state)) if made is None else made
+        texts, text = made.texts, self.hex_text
+        out = []
+        for link in made.routes():
+            if link.complete:
+                entry = texts.get(id(link))
+                if entry is None:
+                    entry = texts[id(link)] = (
+                        f'{{"id":"{link.link_id}","owner":{"null" if link.owner is None else link.owner},'
+                        f'"stops":[{text(link.stops[0])},{text(link.stops[1])}],'
+                        f'"hexes":[{",".join([text(h) for h in link.hexes()])}],'
+                        f'"segments":{len(link.pieces)}}}')
+                out.append(entry)
+        return ",".join(out)
 
     def hex_text(self, h: Hex) -> str:
         text = self.hexes.get(h)
         return f'{{"q":{h[0]},"r":{h[1]}}}' if text is None else text
+
+
+_MadeOf = tuple[bytes, frozenset[Hex]]
+
+
+class _Traced:
+    """A network with its routes, and the JSON made of its hexes' track (by state key) and of
+    its links (by the id of the route, which the network keeps alive)."""
+
+    def __init__(self, net: Network, routes: list[Route] | None = None,
+                 entries: dict[str, str] | None = None, texts: dict[int, str] | None = None) -> None:
+        self.net = net
+        self._routes = routes
+        self.entries = {} if entries is None else entries
+        self.texts = {} if texts is None else texts
+
+    def routes(self) -> list[Route]:
+        if self._routes is None:
+            self._routes = self.net.routes()
+        return self._routes
+
+    def after(self, net: Network, changed: set[str]) -> _Traced | None:
+        """The same for `net`, whose stops are this network's and whose track differs from its
+        only on the hexes of these keys: the routes that read none of them, and the JSON of
+        the rest, kept. None when either network may hold a piece on two routes
+        (Network.one_route_each)."""
+        if not net.one_route_each():
+            return None
+        routes = net.routes_from(self.net, {parse_key(k) for k in changed})
+        kept = {id(r) for r in routes}
+        return _Traced(net, routes, {k: e for k, e in self.entries.items() if k not in changed},
+                       {i: t for i, t in self.texts.items() if i in kept})
 
 
 class _Kept:
@@ -219,6 +290,12 @@ class _Kept:
                     self.texts.popitem(last=False)  # one call: safe beside other threads
             self.texts[made_of] = text
         return text
+
+
+def _changed(before: dict[str, list], after: dict[str, list]) -> set[str]:
+    """The keys of the hexes whose entries differ between two of the state's dicts of track by
+    hex."""
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
 
 
 def _head(entry: dict) -> bytes:

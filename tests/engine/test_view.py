@@ -65,6 +65,33 @@ def test_the_board_kept_per_track_is_the_board_made_again():
             assert orjson.dumps(game.view_to_write(state)) == orjson.dumps(game.view(state))
 
 
+def test_the_board_made_from_another_boards_tracks_is_the_board_made_again():
+    """A board whose track changed is made from the last tracks made (_BoardJson.traced): made
+    so, after the game's own board before it or after another game's, it is the board made with
+    nothing kept."""
+    import random
+
+    import orjson
+
+    from service.engine import view
+    from service.engine.playout import play_random_game
+    from service.engine.variants import rules_for
+
+    states: list = []
+    for map_id, seed in (("rust_belt", 1), ("rust_belt", 2), ("holland", 1)):
+        play_random_game(map_id, 3, f"traced-{seed}", random.Random(seed), cash=80,
+                         on_move=lambda *args: states.append(orjson.loads(orjson.dumps(args[4]))))
+    mixed = states[:]
+    random.Random(0).shuffle(mixed)
+    made = []
+    for order in (states, mixed):
+        view._BOARDS.clear()
+        made += [view.board_json(s, rules_for(s["map"])) for s in order]
+    for state, board in zip([*states, *mixed], made, strict=True):
+        view._BOARDS.clear()
+        assert view.board_json(state, rules_for(state["map"])) == board
+
+
 def test_what_is_kept_is_bounded_and_the_oldest_goes_first():
     from service.engine.view import _Kept
 
