@@ -130,6 +130,48 @@ class Network:
         self._one_route_each = None
         return old
 
+    def changed_on(self, state: State, hexes: Collection[Hex]) -> Network:
+        """The state's network, made from this one: its pieces with those the state holds on
+        `hexes` instead, where the state's other hexes hold what this one's do and its stops
+        are these (the same sets, and the same lists of the other hexes' pieces: neither
+        network may be edited after). One route each (one_route_each) when this one has and
+        the pieces on `hexes` keep to it."""
+        owner, ends, by_hex = dict(self.owner), dict(self.end_index), dict(self.by_hex)
+        track, towns, cities = state["track"], state["towns"], self.cities
+        sound = self.one_route_each()
+        for h in hexes:
+            for p in by_hex.pop(h, ()):
+                del owner[p]
+                del ends[(h, p[1])]
+                if p[2] != CENTRE:
+                    del ends[(h, p[2])]
+            k = key(h)
+            plain, exits = track.get(k), towns.get(k)
+            if plain is None and exits is None:
+                continue
+            here = by_hex[h] = []
+            edges = 0
+            for a, b, o in plain or ():
+                p = (h, a, b)
+                owner[p] = o
+                ends[(h, a)] = ends[(h, b)] = p
+                here.append(p)
+                edges += 2
+            for e, o in exits or ():
+                p = (h, e, CENTRE)
+                owner[p] = o
+                ends[(h, e)] = p
+                here.append(p)
+                edges += 1
+            sound = (sound and not (here and h in cities) and not (plain and h in self.towns)
+                     and edges == len({e for p in here for e in p[1:] if e != CENTRE}))
+        net = Network.__new__(Network)
+        net.map, net.cities, net.towns = self.map, cities, self.towns
+        net.owner, net.end_index, net.by_hex = owner, ends, by_hex
+        net._routes = net._owners = net._traced = None
+        net._one_route_each = sound
+        return net
+
     # -- queries -----------------------------------------------------------------------
 
     def owns_track(self, seat: int) -> bool:

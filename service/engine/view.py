@@ -162,13 +162,13 @@ class _BoardJson:
         last = None
         with suppress(StopIteration, RuntimeError):  # none made yet; another thread adding one
             last = next(reversed(self.traced.items()))
-        net, made = rules.network(state), None
+        made = None
         if last is not None and last[0][1] == made_of[1] and last[1].net.one_route_each():
             track, towns, new_cities = orjson.loads(last[0][0])
             if new_cities == state["new_cities"]:
-                made = last[1].after(net, _changed(track, state["track"]) | _changed(towns, state["towns"]))
+                made = last[1].after(state, _changed(track, state["track"]) | _changed(towns, state["towns"]))
         if made is None:
-            made = _Traced(net)
+            made = _Traced(rules.network(state))
         text = f'[{self.tracks(state, made)}],"links":[{self.links(state, rules, made)}]'.encode()
         if len(self.traced) >= self.KEPT_TRACED:
             with suppress(KeyError):  # another thread took the last one out
@@ -260,14 +260,16 @@ class _Traced:
             self._routes = self.net.routes()
         return self._routes
 
-    def after(self, net: Network, changed: set[str]) -> _Traced | None:
-        """The same for `net`, whose stops are this network's and whose track differs from its
-        only on the hexes of these keys: the routes that read none of them, and the JSON of
-        the rest, kept. None when either network may hold a piece on two routes
-        (Network.one_route_each)."""
+    def after(self, state: State, changed: set[str]) -> _Traced | None:
+        """The same for `state`, whose stops are this network's and whose track differs from
+        its only on the hexes of these keys: the network changed there (Network.changed_on),
+        the routes that read none of them, and the JSON of the rest, kept. None when the
+        network may hold a piece on two routes (Network.one_route_each)."""
+        hexes = {parse_key(k) for k in changed}
+        net = self.net.changed_on(state, hexes)
         if not net.one_route_each():
             return None
-        routes = net.routes_from(self.net, {parse_key(k) for k in changed})
+        routes = net.routes_from(self.net, hexes)
         kept = {id(r) for r in routes}
         return _Traced(net, routes, {k: e for k, e in self.entries.items() if k not in changed},
                        {i: t for i, t in self.texts.items() if i in kept})
