@@ -66,9 +66,9 @@ def test_the_board_kept_per_track_is_the_board_made_again():
 
 
 def test_the_board_made_from_another_boards_tracks_is_the_board_made_again():
-    """A board whose track changed is made from the last tracks made (_BoardJson.traced): made
-    so, after the game's own board before it or after another game's, it is the board made with
-    nothing kept."""
+    """A board whose track changed is made from its game's last tracks made (_BoardJson.traced):
+    made so, after the game's own board before it, or after or before another of its boards,
+    it is the board made with nothing kept."""
     import random
 
     import orjson
@@ -90,6 +90,42 @@ def test_the_board_made_from_another_boards_tracks_is_the_board_made_again():
     for state, board in zip([*states, *mixed], made, strict=True):
         view._BOARDS.clear()
         assert view.board_json(state, rules_for(state["map"])) == board
+
+
+def test_each_game_s_boards_are_made_from_its_own_last_and_a_few_games_are_kept():
+    """Games played in turn each start from their own last board (by seed), not from whichever
+    board was made last; at most KEPT_TRACED games' are kept, the oldest going first."""
+    import random
+
+    import orjson
+
+    from service.engine import view
+    from service.engine.playout import play_random_game
+    from service.engine.variants import rules_for
+
+    games: list[list] = []
+    for seed in range(3):
+        games.append([])
+        play_random_game("rust_belt", 3, f"own-{seed}", random.Random(seed), cash=80,
+                         on_move=lambda *args: games[-1].append(orjson.loads(orjson.dumps(args[4]))))
+    rules = rules_for("rust_belt")
+    view._BOARDS.clear()
+    for turn in zip(*games, strict=False):  # in turn, while all three last
+        for state in turn:
+            view.board_json(state, rules)
+    boards = view._BOARDS["rust_belt"]
+    assert list(boards.traced) == ["own-0", "own-1", "own-2"]
+    last = {seed: made_of for seed, (made_of, _) in boards.traced.items()}
+    for seed, played in zip(("own-0", "own-1", "own-2"), games, strict=True):
+        at = len(min(games, key=len)) - 1
+        assert orjson.loads(last[seed][0])[0] == played[at]["track"]
+
+    boards.KEPT_TRACED = 4
+    track = list(games[0][-1]["track"].items())
+    for n in range(6):  # boards not made before (each with a hex more), of games of their own
+        view.board_json({**games[0][-1], "seed": f"other-{n}", "track": dict(track[:n + 1])},
+                        rules)
+    assert list(boards.traced) == [f"other-{n}" for n in range(2, 6)]
 
 
 def test_what_is_kept_is_bounded_and_the_oldest_goes_first():
