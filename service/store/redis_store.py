@@ -758,18 +758,18 @@ class RedisStore(GameStore):
 
         def read(client: Client) -> list[Any]:
             # The game read plainly and the marks by a script in the same round trip (not one
-            # script reading it all: _MARK_READ says why); the script by its SHA, as redis-py's
-            # pipelines would ask first, in a round trip of its own, whether Redis has it.
-            pipe = client.pipeline(transaction=False)
-            pipe.hmget(keys.state, ["version", "state", "meta", "ttl"])
-            pipe.execute_command("EVALSHA", self._mark_read.sha, len(marks), *marks, ttl)
-            replies = pipe.execute(raise_on_error=False)
-            if isinstance(replies[1], NoScriptError):  # Redis restarted, or its scripts flushed
-                replies[1] = self._mark_read(keys=marks, args=[ttl], client=client)
-            for reply in replies:
-                if isinstance(reply, Exception):
-                    raise reply
-            return replies
+            # script reading it all: _MARK_READ says why), sent as _replies sends them; the
+            # script by its SHA, as redis-py's pipelines would ask first, in a round trip of
+            # its own, whether Redis has it.
+            def commands() -> list[tuple]:
+                return [("HMGET", keys.state, "version", "state", "meta", "ttl"),
+                        ("EVALSHA", self._mark_read.sha, len(marks), *marks, ttl)]
+
+            try:
+                return _replies(client, *commands())
+            except NoScriptError:  # Redis restarted, or its scripts flushed: load it, then again
+                self._mark_read.sha = client.script_load(self._mark_read.script)
+                return _replies(client, *commands())
 
         values, (marked, has_value, again, left) = self._run("load", read)
         self._push_back_if_due(keys, values, left)

@@ -156,7 +156,7 @@ def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_rea
 
 
 def test_a_read_of_kept_values_after_redis_forgot_its_scripts(redis_server, redis_url: str) -> None:
-    # peek_kept sends its marks' script by SHA in a pipeline; a Redis restarted (or its scripts
+    # peek_kept sends its marks' script by SHA beside its read; a Redis restarted (or its scripts
     # flushed) answers NOSCRIPT, and the read still answers, marks and all.
     store = RedisStore(redis_url)
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
@@ -173,32 +173,25 @@ def test_a_read_of_kept_values_after_redis_forgot_its_scripts(redis_server, redi
 
 def test_a_commit_between_the_read_of_a_game_and_its_marks_is_not_taken_for_them(
         redis_server, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # peek_kept's plain read and its marks' script travel in one pipeline, not one atomic step:
-    # a commit landing between them makes the marks another version's, and they are not used.
+    # peek_kept's plain read and its marks' script travel in one round trip, not one atomic
+    # step: a commit landing between them makes the marks another version's, and they are not
+    # used.
+    from service.store import redis_store
+
     store, other = RedisStore(redis_url), RedisStore(redis_url)
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
     assert store.load_kept("abc", "legal:1", 30)[1:] == (None, False)  # read once at 0
-    client = store._redis()
-    real_pipeline = client.pipeline
+    replies = redis_store._replies
 
-    def commit_in_between(*args, **kwargs):  # type: ignore[no-untyped-def]
-        pipe = real_pipeline(*args, **kwargs)
-        execute = pipe.execute
+    def commit_in_between(client, *commands):  # type: ignore[no-untyped-def]
+        if commands[0][0] != "HMGET":  # the other store's commit itself
+            return replies(client, *commands)
+        read = replies(client, *commands[:1])
+        other.commit("abc", expected_version=0, state=b"s1", view=b"v1", entries=[b"e"], ttl=60)
+        other.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
+        return read + replies(client, *commands[1:])
 
-        def split(raise_on_error: bool = True) -> list:
-            read, marks = pipe.command_stack[:1], pipe.command_stack[1:]
-            pipe.command_stack = read
-            replies = execute(raise_on_error=raise_on_error)
-            other.commit("abc", expected_version=0, state=b"s1", view=b"v1", entries=[b"e"],
-                         ttl=60)
-            other.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
-            pipe.command_stack = marks
-            return replies + execute(raise_on_error=raise_on_error)
-
-        pipe.execute = split
-        return pipe
-
-    monkeypatch.setattr(client, "pipeline", commit_in_between)
+    monkeypatch.setattr(redis_store, "_replies", commit_in_between)
     stored, has_value, again = store.peek_kept("abc", "legal:1", 30)
     # The game as read (version 0), without version 1's marks (a value kept, read before).
     assert (stored.version, stored.state, has_value, again) == (0, b"s", False, False)
