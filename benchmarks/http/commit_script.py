@@ -18,12 +18,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import redis
 
+from benchmarks.http.private_redis import private_redis
 from benchmarks.http.run import HOST, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,28 +107,16 @@ def main(argv: list[str] | None = None) -> int:
     commits, floor = captured_commits(args.games)
     scripts = {rev: script_at(rev) for rev in args.revs} or {"working tree": script_at(None)}
     port = free_port()
-    with tempfile.TemporaryDirectory(prefix="aos-commit-script-") as workdir:
-        server = subprocess.Popen(["redis-server", "--port", str(port), "--bind", HOST, "--save", "",
-                                   "--appendonly", "no", "--dir", workdir], stdout=subprocess.DEVNULL)
-        try:
-            client = redis.Redis(host=HOST, port=port)
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
-            times: dict[str, list[float]] = {name: [] for name in scripts}
+    with (tempfile.TemporaryDirectory(prefix="aos-commit-script-") as workdir,
+          private_redis(HOST, port, workdir) as client):
+        times: dict[str, list[float]] = {name: [] for name in scripts}
+        if args.floor:
+            times["floor"] = []
+        for _ in range(args.rounds):
+            for name, script in scripts.items():
+                times[name].append(timed(client, script, commits))
             if args.floor:
-                times["floor"] = []
-            for _ in range(args.rounds):
-                for name, script in scripts.items():
-                    times[name].append(timed(client, script, commits))
-                if args.floor:
-                    times["floor"].append(timed_floor(client, floor, len(commits)))
-        finally:
-            server.terminate()
-            server.wait(30)
+                times["floor"].append(timed_floor(client, floor, len(commits)))
     print(f"{len(commits)} commits, {args.rounds} rounds: µs in Redis a commit (min, median)")
     for name, values in times.items():
         print(f"  {name:14} {min(values):6.1f} {statistics.median(values):6.1f}")

@@ -16,7 +16,6 @@ import cProfile
 import os
 import pstats
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
-import redis
 from flask.testing import FlaskClient
 
+from benchmarks.http.private_redis import private_redis
 from benchmarks.http.run import HOST, PLAYERS, free_port, played_game
 
 
@@ -58,45 +57,32 @@ def bench(games: int) -> Iterator[Bench]:
     to a file, as under the benchmark to its log), `games` seeded whole games created."""
     workdir = Path(tempfile.mkdtemp(prefix="aos-profile-"))
     port = free_port()
-    server = subprocess.Popen(
-        [shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(port), "--bind",
-         HOST, "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-    )
     stderr = sys.stderr
     try:
-        client = redis.Redis(port=port)
-        for _ in range(100):
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
-        os.environ.update({"REDIS_URL": f"redis://{HOST}:{port}/0", "AOS_RATE_LIMITS": "off",
-                           "AOS_MAX_REQUESTS_PER_ADDRESS": "100000",
-                           "AOS_MAX_WAITS_PER_ADDRESS": "100000"})
-        sys.stderr = (workdir / "service.log").open("w")
-        from benchmarks.http.bench_app import create_bench_app
+        with private_redis(HOST, port, str(workdir)) as client:
+            os.environ.update({"REDIS_URL": f"redis://{HOST}:{port}/0", "AOS_RATE_LIMITS": "off",
+                               "AOS_MAX_REQUESTS_PER_ADDRESS": "100000",
+                               "AOS_MAX_WAITS_PER_ADDRESS": "100000"})
+            sys.stderr = (workdir / "service.log").open("w")
+            from benchmarks.http.bench_app import create_bench_app
 
-        http = create_bench_app().test_client()
-        requests: list[tuple[str, bytes, dict]] = []
-        for seed in [f"bench-{n}" for n in range(games)]:
-            script = played_game(seed)
-            body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)],
-                    "seed": seed}
-            created = http.post("/v1/games", json=body).get_json()
-            requests += [(f"/v1/games/{created['game_id']}/moves", orjson.dumps(move),
-                          {"Authorization": f"Bearer {created['seats'][seat]['token']}"})
-                         for _, seat, move in script]
-        # The floor's state: the size of the mid-game state and view the benchmark uses.
-        mid = orjson.loads(http.get(requests[len(requests) // 3][0].rsplit("/", 1)[0]).data)
-        client.hset("bench:floor:{0}", mapping={"version": 0, "state": orjson.dumps(
-            {"state": mid, "view": mid})})
-        yield Bench(http, requests)
+            http = create_bench_app().test_client()
+            requests: list[tuple[str, bytes, dict]] = []
+            for seed in [f"bench-{n}" for n in range(games)]:
+                script = played_game(seed)
+                body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)],
+                        "seed": seed}
+                created = http.post("/v1/games", json=body).get_json()
+                requests += [(f"/v1/games/{created['game_id']}/moves", orjson.dumps(move),
+                              {"Authorization": f"Bearer {created['seats'][seat]['token']}"})
+                             for _, seat, move in script]
+            # The floor's state: the size of the mid-game state and view the benchmark uses.
+            mid = orjson.loads(http.get(requests[len(requests) // 3][0].rsplit("/", 1)[0]).data)
+            client.hset("bench:floor:{0}", mapping={"version": 0, "state": orjson.dumps(
+                {"state": mid, "view": mid})})
+            yield Bench(http, requests)
     finally:
         sys.stderr = stderr
-        server.terminate()
-        server.wait(30)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
