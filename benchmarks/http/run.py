@@ -18,6 +18,7 @@ worker model by default (deploy/gunicorn.conf.py: gevent, a worker a core and on
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import itertools
 import os
@@ -33,7 +34,6 @@ import urllib.request
 from pathlib import Path
 
 import orjson
-import redis
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from load import Result, run  # noqa: E402
 
+from benchmarks.http.private_redis import private_redis  # noqa: E402
 from service.engine import game  # noqa: E402
 from service.engine.playout import play_random_game  # noqa: E402
 
@@ -134,22 +135,6 @@ def main(argv: list[str] | None = None) -> int:
 
     workdir = Path(tempfile.mkdtemp(prefix="aos-bench-"))
     redis_port, api_port = free_port(), free_port()
-    redis_proc = subprocess.Popen(
-        [
-            shutil.which("redis-server") or "/usr/bin/redis-server",
-            "--port",
-            str(redis_port),
-            "--bind",
-            HOST,
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(workdir),
-        ],
-        stdout=subprocess.DEVNULL,
-    )
     # The rate limits are off: the run creates ~100 games and plays them flat out from one address,
     # which is what they are there to stop.
     env = {**os.environ, "REDIS_URL": f"redis://{HOST}:{redis_port}/0", "AOS_RATE_LIMITS": "off",
@@ -162,14 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(served), env.get("PYTHONPATH", "")])
     print(f"serving the service of {served}", flush=True)
     api_proc = None
+    stack = contextlib.ExitStack()
     try:
-        r = redis.Redis(port=redis_port)
-        for _ in range(100):
-            try:
-                r.ping()
-                break
-            except redis.ConnectionError:
-                time.sleep(0.05)
+        r = stack.enter_context(private_redis(HOST, redis_port, str(workdir)))
         api_proc = subprocess.Popen(
             [
                 sys.executable,
@@ -359,8 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         if api_proc is not None and api_proc.poll() is None:
             api_proc.terminate()
             api_proc.wait(30)
-        redis_proc.terminate()
-        redis_proc.wait(30)
+        stack.close()
         shutil.rmtree(workdir, ignore_errors=True)
 
     print(f"\nmachine load (1, 5, 15 min): {' '.join(f'{x:.1f}' for x in os.getloadavg())} "
