@@ -83,6 +83,7 @@ class ShardKeys:
         raise ValueError(f"no queue {name!r}")
 
 
+@functools.cache  # a few per prefix: SHARDS of them; a commit names its shard's every time
 def shard_keys(shard: int, prefix: str = PREFIX) -> ShardKeys:
     tag = shard_tag(shard, prefix)
     return ShardKeys(outbox=f"{tag}:outbox", clocks=f"{tag}:clocks", events=f"{tag}:events",

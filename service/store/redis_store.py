@@ -21,7 +21,6 @@ shard by shard on a Cluster: each call's keys share one shard's hash tag, so one
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import time
@@ -63,7 +62,6 @@ from .keys import (
     READY,
     SHARDS,
     GameKeys,
-    ShardKeys,
     create_record_key,
     game_keys,
     idem_key,
@@ -366,12 +364,6 @@ def error_kind(exc: Exception) -> str:
 _OUTCOMES = {outcome.value.encode(): outcome for outcome in Outcome}
 
 
-@functools.cache
-def _shard_keys(shard: int, prefix: str) -> ShardKeys:
-    """shard_keys, made once per shard: a commit names its shard's keys every time."""
-    return shard_keys(shard, prefix)
-
-
 def _evalsha(client: Client, script: Script, keys: list[str], args: list[object]) -> Any:
     """`script` run by its SHA with `keys` and `args`, loaded first if Redis does not have it
     (restarted, or its scripts flushed), as redis-py's Script does, without the checks its
@@ -672,13 +664,12 @@ class RedisStore(GameStore):
         expected_meta: bytes | None = None,
         ahead: Ahead | None = None,
     ) -> CommitResult:
-        # The game's and its shard's names worked out once (game_keys and kept_key would each
-        # hash the id again), and the script called by its SHA (_evalsha says why).
+        # The script is called by its SHA (_evalsha says why).
         keys = game_keys(game_id, self._prefix)
-        shard = _shard_keys(shard_of(game_id), self._prefix)
+        shard = shard_keys(shard_of(game_id), self._prefix)
         script_keys = [keys.state, keys.log, shard.outbox, shard.clocks, shard.events]
         if idem is not None:
-            script_keys.append(f"{keys.base}:idem:{idem.key}")
+            script_keys.append(idem_key(game_id, idem.key, self._prefix))
         args: list[object] = [
             expected_version, ttl, game_id, len(entries), state or b"", view or b"", meta or b"",
             _deadline_arg(deadline), self._outbox_maxlen,
@@ -690,8 +681,9 @@ class RedisStore(GameStore):
             args += [b"", 0]
         else:
             # Ahead's keys come last (the script counts them off KEYS).
-            kept = f"{keys.base}:kept:"
-            script_keys += [kept + READ + ahead.name, kept + ahead.name, kept + READY + ahead.name]
+            script_keys += [kept_key(game_id, READ + ahead.name, self._prefix),
+                            kept_key(game_id, ahead.name, self._prefix),
+                            kept_key(game_id, READY + ahead.name, self._prefix)]
             args += [b"%d\n" % (expected_version + len(entries)) + ahead.value, ahead.ttl]
         args += entries
         reply = self._run("commit", lambda c: _evalsha(c, self._commit, script_keys, args))
