@@ -28,6 +28,7 @@ It runs itself again under valgrind (Debian's valgrind package; a few minutes).
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import itertools
 import operator
@@ -44,7 +45,7 @@ BODY = "starmap_next"  # legal.body's, with --split
 DISPATCH = {"listing": "dropwhile_next", "view": "takewhile_next"}  # full_dispatch_request's
 
 
-def count_inside(seeds: int, counts: Path, split: bool) -> None:
+def count_inside(seeds: int, counts: Path, split: bool, played: bool) -> None:
     """Under callgrind: the set-up uninstrumented, then each cold listing and as many views."""
     from benchmarks.http.profile_move import bench
     from benchmarks.http.run import played_game
@@ -99,6 +100,13 @@ def count_inside(seeds: int, counts: Path, split: bool) -> None:
         for _ in range(20):
             get(view_path)
             get(f"/v1/games/{mid_id}/legal-moves?seat={(mid_seat + 1) % 4}")
+        if played:
+            # As run.py's worker that served the client's play of these games (listing each
+            # turn ahead) has them: every situation of their hexes kept (words.ListedBuilds).
+            for script in scripts.values():
+                for i, (before, seat, _) in enumerate(script):
+                    if before["phase"] == "build":
+                        legal.body(copy.deepcopy(before), seat, i)
         subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True,
                        stdout=subprocess.DEVNULL)
         for path in cold:
@@ -114,11 +122,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="games whose build turns are listed cold (run.py's: 3)")
     parser.add_argument("--split", action="store_true",
                         help="also count the listing's body (legal.body) apart")
+    parser.add_argument("--played", action="store_true",
+                        help="the process has listed the same games' build turns before (as a "
+                             "worker that served run.py's client play has), not only warmed up")
     parser.add_argument("--keep", type=Path, default=None,
                         help="keep callgrind's output here (for callgrind_annotate)")
     args = parser.parse_args(argv)
     if os.environ.get(INNER):
-        count_inside(args.seeds, Path(os.environ[INNER]), args.split)
+        count_inside(args.seeds, Path(os.environ[INNER]), args.split, args.played)
         return 0
     if not installed():
         print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
@@ -126,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"listing {args.seeds} games' build turns cold and as many views under "
           f"callgrind ...", flush=True)
     annotated, n = run_counted(
-        "benchmarks.http.count_cold", ["--seeds", str(args.seeds), *(["--split"] if args.split else [])],
+        "benchmarks.http.count_cold", ["--seeds", str(args.seeds), *(["--split"] if args.split else []),
+                                       *(["--played"] if args.played else [])],
         INNER, list(TOGGLES.values()), instrument_from_start=False, keep=args.keep)
     listing, view = (inclusive(annotated, name) / n for name in TOGGLES.values())
     body = inclusive(annotated, BODY) / n if args.split else None
