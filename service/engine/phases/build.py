@@ -815,6 +815,11 @@ class HexBuilds(NamedTuple):
     joins: tuple[tuple, ...]
 
 
+# A hex's builds where it has none (no shape, or none within the budget): nothing made, no
+# words, nothing kept.
+NO_BUILDS = HexBuilds(None, b"", None, ())
+
+
 class BuildWords(Protocol):
     """The builds of a listing made to be answered (words.ListedBuilds, words.listing), as JSON
     text with their words: a hex's builds are made once per situation of the hex (what it
@@ -1048,6 +1053,8 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
                     base = (_track_cost(ctx, h, old_tile, geo) if on_hex
                             else new_tile_cost(state, h, geo.kind))
                     costs.append(None if base > budget else base + extra)
+                if costs.count(None) == len(costs):  # no build here within the budget
+                    continue
                 situation = (h, id(listing), old_tile, *costs)
                 made = kept.get(situation)
                 if made is None:
@@ -1073,6 +1080,8 @@ def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozense
                               ctx._edges[h].settled if status is None else status, owns)
     costs = [_within(ctx.rules.new_tile_cost(ctx.state, h, geo.kind), budget, ctx.extra)
              for geo in listing.kinds]
+    if costs.count(None) == len(costs):  # none within the budget (or no shape): nothing to make
+        return NO_BUILDS
     # Made in another listing's context (other tiles left, another budget) where what they
     # read is the same: the hex, its listing, the costs and which of its shapes' tiles are left.
     alike = words.kept()
@@ -1172,6 +1181,8 @@ def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old
     else:  # most towns listed: no track on them
         old_exits, mine = NOTHING, False
     listing = S.town_listing(old_exits, mine, status, owns)
+    if not listing.shapes or budget < listing.least:  # none within the budget: nothing to make
+        return NO_BUILDS
     # A shape that takes a disk is out when none is left and the hex gives none back.
     no_disk = not disks and not (old_tile and T.TOWN_SHAPES[old_exits].uses_disk)
     # Only whether each shape is within the budget counts: capped, it keys fewer situations.

@@ -369,6 +369,7 @@ class TownListing:
     # move's form), and its geometry when it may close a loop (None when it cannot).
     shapes: tuple[tuple[tuple[str, ...], bool, int, tuple[int, ...], TownGeometry | None], ...]
     most: int = 0  # the dearest shape's cost before the surcharge (0 with none)
+    least: int = 0  # the cheapest's (0 with none)
 
 
 @lru_cache(maxsize=1 << 14)
@@ -383,4 +384,5 @@ def _town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: b
     shapes = tuple((geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
                     geo if geo.joined else None)
                    for _, geo in town_options(old_exits, mine, status, owns))
-    return TownListing(shapes, max((base for _, _, base, _, _ in shapes), default=0))
+    bases = [base for _, _, base, _, _ in shapes]
+    return TownListing(shapes, max(bases, default=0), min(bases, default=0))
