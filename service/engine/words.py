@@ -464,18 +464,36 @@ _URBANIZING: dict[tuple[int, tuple[str, ...], tuple[Hex, ...]], tuple[Places, by
 
 def _urbanize_moves(teller: Teller, letters: tuple[str, ...], towns: tuple[Hex, ...]) -> bytes:
     """The JSON of with_texts' urbanize moves (Teller.move's words, as _texts says them) of
-    `letters` on `towns`, the builder's name WHO: each {"type","hex","new_city","text"}."""
-    named = teller.places.named
-    colours = _new_city_colours(teller.map_id)
+    `letters` on `towns`, the builder's name WHO: each {"type","hex","new_city","text"}, joined
+    from the map's kept moves (_urbanize_move): the new cities left and the towns not urbanized
+    change as a game goes, each new pair of them a listing meets for the first time."""
+    kept = _urbanize_kept(teller.map_id)
     out = []
     for letter in letters:
-        city = orjson.dumps(letter).decode()
-        for q, r in towns:
-            town = named.get((q, r)) or teller.place((q, r))
-            words = _in_json(f" urbanizes {town} into {colours.get(letter, '')}new city {letter}")
-            out.append(f'{{"type":"urbanize","hex":{{"q":{q},"r":{r}}},"new_city":{city},'
-                       f'"text":"{WHO}{words}"}}')
+        for h in towns:
+            move = kept.get((letter, h))
+            if move is None:
+                move = kept[(letter, h)] = _urbanize_move(teller, letter, h)
+            out.append(move)
     return ",".join(out).encode()
+
+
+@cache
+def _urbanize_kept(map_id: str) -> dict[tuple[str, Hex], str]:
+    """Per map, the JSON of each new city's urbanize move on each town (_urbanize_move), filled
+    as listings meet them: at most the map's new cities times its towns (8 x 12-15, some 150
+    bytes each: under 20 KB a map)."""
+    return {}
+
+
+def _urbanize_move(teller: Teller, letter: str, h: Hex) -> str:
+    """The JSON of the urbanize move of new city `letter` on the town `h`, the builder WHO."""
+    q, r = h
+    town = teller.places.named.get(h) or teller.place(h)
+    colour = _new_city_colours(teller.map_id).get(letter, "")
+    words = _in_json(f" urbanizes {town} into {colour}new city {letter}")
+    return (f'{{"type":"urbanize","hex":{{"q":{q},"r":{r}}},"new_city":{orjson.dumps(letter).decode()},'
+            f'"text":"{WHO}{words}"}}')
 
 
 def _price(cost: int, had: bool) -> tuple[str, str]:
