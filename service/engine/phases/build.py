@@ -13,6 +13,7 @@ network it was built with current, so no step reads a stale network or rebuilds 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -274,49 +275,93 @@ def edge_statuses(state: State, rules: Rules, net: Network, seat: int, h: Hex,
     return _statuses_by_edge(state, rules, net, seat, h, edges.row, closable, memo)
 
 
-def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, hexes: Collection[Hex],
-                     table: dict[Hex, HexEdges], closable_hexes: frozenset[Hex],
-                     memo: dict | None = None) -> dict[Hex, Status]:
-    """edge_statuses of those of `hexes` whose statuses the state changes (the others' are
-    their HexEdges.settled), in one go: the listing asks it of every candidate hex. What the
-    state brings is looked for from its side, the stops made and the track ends (a few dozen),
-    rather than from the hexes' (some 300 edges, most of them leading to an empty hex)."""
-    found: dict[Hex, Status] = {}
-    # The hook is asked only about the hexes with an edge the map may ever close (none on a
-    # map that keeps the base hook).
-    for h in closable_hexes.intersection(hexes) if closable_hexes else NOTHING:
-        closable = rules.closable_edges(h)
-        if closable:
-            found[h] = _statuses_by_edge(state, rules, net, seat, h, table[h].row, closable, memo)
-    # Per hex changed, its statuses as a list, from its HexEdges.settled.
-    changed: dict[Hex, list[EdgeStatus]] = {}
-    cities, owners = net.cities, net.owner
+class TrackAround:
+    """What the state's track brings to the hexes around it, by rank (ListingMap), as the
+    listing reads it (_track_around): the hexes it is on or faces and those next to a stop made
+    (`faced`), the statuses that its ends and the stops made give the hexes they face (as
+    lists, from HexEdges.settled: `changed`), and each hex's track and town exits as the state
+    holds them ([a, b, owner], [e, owner]: `tracks`, `exits`)."""
+
+    __slots__ = ("faced", "changed", "tracks", "exits")
+
+    def __init__(self) -> None:
+        self.faced: set[int] = set()
+        self.changed: dict[int, list[EdgeStatus]] = {}
+        self.tracks: dict[int, list] = {}
+        self.exits: dict[int, list] = {}
+
+
+def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: Collection[Hex],
+                  memo: dict | None) -> TrackAround:
+    """The TrackAround of the state (`net` its network, `stops` stops_made(net)), looked for
+    from the state's side, the stops made and the track ends (a few dozen), rather than from
+    the hexes' (some 300 edges, most of them leading to an empty hex). The track is read by the
+    keys the state holds it by (ListingMap.key_ranks), whole numbers from there on, where the
+    network's indexes hash a pair (a hex, an edge) at every lookup."""
+    out = TrackAround()
+    faced, changed, edges, rank = out.faced, out.changed, lm.edges, lm.rank
     # A stop made where the map has none (a new city, a map's trackless stop): a city across
     # each edge toward it, closed or not.
-    for c in stops_made(net):
+    for c in stops:
         for edge_of_c, h in enumerate(around(c)):
+            n = rank.get(h)
+            if n is None:
+                continue
+            faced.add(n)
             edge = (edge_of_c + 3) % 6
-            if h in hexes and h not in found and table[h].row[edge][1] in (None, "closed"):
-                statuses = changed.get(h)
+            if edges[n].row[edge][1] in (None, "closed"):
+                statuses = changed.get(n)
                 if statuses is None:
-                    statuses = changed[h] = list(table[h].settled)
+                    statuses = changed[n] = list(edges[n].settled)
                 statuses[edge] = "city"
-    # A track end facing a hex across an edge the map neither settles nor closes.
-    facing = _facing_rows(rules.map)
-    for end, piece in net.end_index.items():
-        at, e = end
-        h, edge, known = facing[at][e]
-        if known is not None or h not in hexes or (found and h in found) or at in cities:
-            continue
-        owner = owners[piece]
-        statuses = changed.get(h)
-        if statuses is None:
-            statuses = changed[h] = list(table[h].settled)
-        statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
-                          else "unowned" if _runs_home_from(net, seat, h, edge, end, piece, memo)
-                          else "stranded")
-    for h, statuses in changed.items():
-        found[h] = tuple(statuses)
+    # A track end off a stop, facing a hex across an edge the map neither settles nor closes.
+    cities, key_ranks, facing = lm.stop_ranks(stops), lm.key_ranks, lm.facing
+    for placed, held in ((state["track"], out.tracks), (state["towns"], out.exits)):
+        for k, pieces in placed.items():
+            if not pieces:
+                continue
+            at = key_ranks[k]
+            held[at] = pieces
+            faced.add(at)
+            row, off_stop = facing[at], at not in cities
+            for piece in pieces:  # [a, b, owner] or [e, owner]
+                owner = piece[-1]
+                for e in piece[:-1]:
+                    n, edge, may_change = row[e]
+                    faced.add(n)
+                    if not (may_change and off_stop):
+                        continue
+                    statuses = changed.get(n)
+                    if statuses is None:
+                        statuses = changed[n] = list(edges[n].settled)
+                    statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
+                                      else "unowned" if _runs_home_from(
+                                          net, seat, lm.hexes[n], edge, lm.hexes[at], e, piece,
+                                          memo)
+                                      else "stranded")
+    return out
+
+
+def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, ranks: Collection[int],
+                     closable_hexes: frozenset[Hex], track: TrackAround,
+                     memo: dict | None = None) -> dict[int, Status]:
+    """edge_statuses of those hexes of the map, by rank (ListingMap), whose statuses the state
+    changes (the others' are their HexEdges.settled), in one go: the listing asks it of every
+    candidate hex. What the track and the stops made change is `track`'s (_track_around)."""
+    found: dict[int, Status] = {}
+    # The hook is asked only about the hexes with an edge the map may ever close (none on a
+    # map that keeps the base hook).
+    if closable_hexes:
+        lm = _listing_map(rules.map)
+        for r in ranks:
+            h = lm.hexes[r]
+            closable = rules.closable_edges(h) if h in closable_hexes else NO_EDGES
+            if closable:
+                found[r] = _statuses_by_edge(state, rules, net, seat, h, lm.edges[r].row,
+                                             closable, memo)
+    for r, statuses in track.changed.items():
+        if r in ranks and r not in found:
+            found[r] = tuple(statuses)
     return found
 
 
@@ -367,19 +412,19 @@ def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = No
     return any(owner[p] == seat for p in net.pieces_on(end.hex))
 
 
-def _runs_home_from(net: Network, seat: int, h: Hex, edge: int, end: tuple[Hex, int],
-                    piece: Piece, memo: dict | None) -> bool:
-    """runs_home(net, seat, h, edge, memo), where the track beyond h's edge is `piece`, whose
-    `end` (its hex, its edge) faces h: most such track is one piece long (a stub toward a city
-    or a town), told here from the piece and what lies beyond its other end without a walk
-    (Network.walk's steps, in its order); longer track is walked (runs_home)."""
-    n, entry = end
+def _runs_home_from(net: Network, seat: int, h: Hex, edge: int, n: Hex, entry: int,
+                    piece: Sequence[Any], memo: dict | None) -> bool:
+    """runs_home(net, seat, h, edge, memo), where the track beyond h's edge is `piece` on hex
+    n, as the state holds it ([a, b, owner], or [e, owner] on a town), whose edge `entry`
+    faces h: most such track is one piece long (a stub toward a city or a town), told here
+    from the piece and what lies beyond its other end without a walk (Network.walk's steps, in
+    its order); longer track is walked (runs_home)."""
     cities, towns, owner = net.cities, net.towns, net.owner
     if n in cities:
         return True
     if n in towns:  # the piece enters the town: a stop
         return any(owner[p] == seat for p in net.pieces_on(n))
-    out = piece[2] if piece[1] == entry else piece[1]
+    out = piece[1] if piece[0] == entry else piece[0]
     beyond = around(n)[out]
     if beyond in cities:
         return True
@@ -785,13 +830,56 @@ def _facing_table(board) -> dict[tuple[Hex, int], Facing]:
     return facing
 
 
+# A Facing by rank (ListingMap): the rank of the hex faced (-1 off the map), the edge of it
+# faced, and whether a track end there may change that hex's statuses (_track_around): what
+# lies across the edge is left to the state (the end's hex is no city of the map, not closed)
+# and the hex faced is one where track may be laid (passable, no city of the map).
+RankFacing = tuple[int, int, bool]
+
+
+class ListingMap:
+    """The map as the listing reads it, its hexes by rank (_rank_table): worked out once per
+    map (_listing_map) and fetched once per listing. Whole numbers hash as themselves, where a
+    hex, a pair, is hashed again at every lookup (tuples keep no hash); the state's keys
+    ("q,r") are looked up as they are (strings keep theirs), not parsed into hexes."""
+
+    __slots__ = ("rank", "hexes", "keys", "key_ranks", "edges", "facing", "passable", "near",
+                 "near_towns", "towns", "cities")
+
+    def __init__(self, board) -> None:
+        rank = self.rank = _rank_table(board)
+        hexes = self.hexes = _by_rank(board)
+        self.keys = tuple([key(h) for h in hexes])  # each hex's key in the state
+        self.key_ranks = {k: r for r, k in enumerate(self.keys)}
+        table = _edge_table(board)
+        self.edges = tuple([table[h] for h in hexes])  # HexEdges
+        facing, passable = _facing_table(board), _passable(board)
+        self.facing: tuple[tuple[RankFacing, ...], ...] = tuple([
+            tuple([(rank.get(n, -1), edge,
+                    known is None and n in passable and n not in board.cities)
+                   for n, edge, known in (facing[(h, e)] for e in range(6))])
+            for h in hexes])
+        self.passable = frozenset(rank[h] for h in passable)
+        # The hexes next to a city of the map where track may be laid (passable, not a city
+        # of the map), as _split_candidates lists them: the towns among them apart.
+        near = [h for h in _next_to_cities(board) if h in passable and h not in board.cities]
+        self.near = frozenset(rank[h] for h in near if h not in board.towns)
+        self.near_towns = frozenset(rank[h] for h in near if h in board.towns)
+        self.towns = frozenset(rank[h] for h in board.towns if h in rank)
+        self.cities = frozenset(rank[c] for c in board.cities if c in rank)
+
+    def stop_ranks(self, stops: Collection[Hex]) -> frozenset[int]:
+        """The ranks of a network's cities on the map: the map's, and the stops made
+        (stops_made)."""
+        if not stops:
+            return self.cities
+        return self.cities.union([self.rank[c] for c in stops if c in self.rank])
+
+
 @once_per
-def _facing_rows(board) -> dict[Hex, tuple[Facing, ...]]:
-    """_facing_table by hex, each hex's six Facings by edge, as the listing reads it: looked up
-    by a track end's hex, which is the key itself (hexgrid.canonical), not by the end, a pair
-    made again for each lookup, hashed and compared item by item. Once per map."""
-    facing = _facing_table(board)
-    return {t: tuple(facing[(t, e)] for e in range(6)) for t in board.terrain}
+def _listing_map(board) -> ListingMap:
+    """The ListingMap of a map: once per map."""
+    return ListingMap(board)
 
 
 # What words give a hex's builds, as pieces of their JSON: the head (up to the tracks or the
@@ -910,11 +998,13 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
     new_tile_cost = ctx.rules.new_tile_cost
     # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal).
     hexes = candidate_hexes(state, ctx.rules, net)
-    table = ctx._edges
-    changed = edge_statuses_of(state, ctx.rules, net, seat, set(hexes), table, ctx._closable,
-                               ctx.walks)
+    table, lm = ctx._edges, _listing_map(ctx.rules.map)
+    rank = lm.rank
+    track = _track_around(state, lm, net, seat, stops_made(net), ctx.walks)
+    changed = edge_statuses_of(state, ctx.rules, net, seat, {rank[h] for h in hexes},
+                               ctx._closable, track, ctx.walks)
     for h in hexes:
-        status = changed.get(h) or table[h].settled
+        status = changed.get(rank[h]) or table[h].settled
         if h in by_hex and by_hex[h]:  # what the hex holds, with owners, and its tile
             old, old_tile = {p: owners[p] for p in by_hex[h]}, tiles.get(key(h))
         else:
@@ -974,101 +1064,111 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     extra = ctx.extra
     budget = state["players"][seat]["cash"] - extra  # the most a tile may cost before the surcharge
     owns = net.owns_track(seat)
-    towns, by_hex, owners, tiles = net.towns, net.by_hex, net.owner, state["tiles"]
-    new_tile_cost = rules.new_tile_cost
-    table = ctx._edges
+    tiles = state["tiles"]
     kept = words.kept(left)
     top = _top_new_tile_cost(rules)
     # Only whether each cost is within the budget counts: capped, it keys fewer situations.
     settled = None if top is None else words.kept(left, owns, extra, min(budget, top))
-    board = rules.map
-    rank = _rank_table(board)
+    lm = _listing_map(rules.map)
+    stops = stops_made(net)
+    track = _track_around(state, lm, net, seat, stops, ctx.walks)
     # candidate_hexes keeps only hexes that check_hex accepts (a tile is left: see legal). On
     # a map that settles empty hexes (settled), closes no hex and no edge, its hexes next to a
     # city that the state leaves as the map has them are told apart (_split_candidates): they
     # are listed from `settled` alone, by their rank, without a look at the state.
+    plain: Collection[int]
     if settled is None or ctx._closable or type(rules).hex_closed is not BaseRules.hex_closed:
-        candidates = candidate_hexes(state, rules, net)
-        special = set(candidates)
-        order = [rank[h] for h in candidates]
-        looked_at = set(order)
+        special, plain = {lm.rank[h] for h in candidate_hexes(state, rules, net)}, NOTHING
     else:
-        special, looked_at, order = _split_candidates(state, board, net)
-    changed = edge_statuses_of(state, rules, net, seat, special, table, ctx._closable,
-                               ctx.walks)
-    by_rank = _by_rank(board)
-    texts: list[bytes] = []
-    old: dict[Piece, int | None] | None
-    for r in order:
-        if r not in looked_at:  # empty, its statuses the map's, no town: HexEdges.settled
-            made = settled.get(r)  # type: ignore[union-attr]  # never None here
-            if made is None:
-                made = settled[r] = _settled_builds(ctx, by_rank[r], words, left, owns,  # type: ignore[index]
-                                                    budget)
-            # Its shapes join nothing but the map's cities (no track is on it or faces it),
-            # each across an edge of its own: no loop to check.
-            if made.joined:
-                texts.append(made.joined)
-            continue
-        h = by_rank[r]
-        status = changed.get(h)
-        on_hex = by_hex.get(h)
-        if settled is not None and not on_hex and h not in towns:
-            # Empty: its builds read its statuses and the listing's context alone.
-            old = NO_PIECES
-            if status is None:
-                made = settled.get(r)
-                if made is None:
-                    made = settled[r] = _settled_builds(ctx, h, words, left, owns, budget)
-            else:
-                made = settled.get((r, status))
-                if made is None:
-                    made = settled[(r, status)] = _settled_builds(ctx, h, words, left, owns,
-                                                                  budget, status)
+        special, plain = _split_candidates(state, lm, stops, track)
+    changed = edge_statuses_of(state, rules, net, seat, special, ctx._closable, track, ctx.walks)
+    # Each hex's builds (their texts joined) by rank, put in place (the plain hexes' at once,
+    # by C loops, the others' one by one), then taken in rank order: no sort.
+    placed: list[bytes] = [b""] * len(lm.hexes)
+    if plain and settled is not None:
+        # Empty, their statuses the map's, no town: HexEdges.settled. Their shapes join nothing
+        # but the map's cities (no track is on them or faces them), each across an edge of its
+        # own: no loop to check.
+        try:
+            made_plain = list(map(settled.__getitem__, plain))
+        except KeyError:  # some not kept yet: made
+            made_plain = [_settled_kept(ctx, settled, lm.hexes[r], r, words, left, owns, budget)
+                          for r in plain]
+        list(map(placed.__setitem__, plain, map(_JOINED, made_plain)))
+    made: HexBuilds | None
+    for r in special:
+        h, status = lm.hexes[r], changed.get(r)
+        if r in lm.towns:
+            exits = track.exits.get(r)
+            made = _town_situation(ctx, h, exits, tiles.get(lm.keys[r]) if exits else None,
+                                   status or lm.edges[r].settled, kept, words, left, disks,
+                                   budget, owns)
         else:
-            if status is None:
-                status = table[h].settled
-            # What the hex holds, with owners (on a track hex made only for a loop check
-            # that asks for it: None until then), and its tile.
-            if on_hex:
-                old, old_tile = None, tiles.get(key(h))
+            pieces = track.tracks.get(r)
+            if settled is not None and not pieces:
+                # Empty: its builds read its statuses and the listing's context alone.
+                made = (_settled_kept(ctx, settled, h, r, words, left, owns, budget)
+                        if status is None else
+                        _settled_kept(ctx, settled, h, (r, status), words, left, owns, budget,
+                                      status))
             else:
-                old, old_tile = NO_PIECES, None
-            if h in towns:
-                old = {p: owners[p] for p in on_hex} if on_hex else NO_PIECES
-                made = _town_situation(ctx, h, old, old_tile, status, kept, words, left,
-                                       disks, budget, owns)
-            else:
-                if on_hex:  # _turnable, from the pieces
-                    old_tracks = frozenset([(p[1], p[2]) for p in on_hex])
-                    turnable = frozenset([(p[1], p[2]) for p in on_hex
-                                          if owners[p] is None or owners[p] == seat])
-                else:
-                    old_tracks = turnable = NOTHING
-                listing = S.track_listing(old_tracks, turnable, status, owns)
-                if not listing.shapes:
-                    continue
-                costs: list[int | None] = []  # _within, inline
-                for geo in listing.kinds:
-                    base = (_track_cost(ctx, h, old_tile, geo) if on_hex
-                            else new_tile_cost(state, h, geo.kind))
-                    costs.append(None if base > budget else base + extra)
-                if costs.count(None) == len(costs):  # no build here within the budget
-                    continue
-                situation = (h, id(listing), old_tile, *costs)
-                made = kept.get(situation)
+                made = _track_situation(ctx, h, pieces, tiles.get(lm.keys[r]) if pieces else None,
+                                        status or lm.edges[r].settled, kept, words, left, budget,
+                                        owns)
                 if made is None:
-                    made = kept[situation] = _track_builds(
-                        words.track_words(h, old_tracks, listing, costs), listing, left,
-                        old_tile)
+                    continue
         if made.checked is None or _no_loop_joined(ctx, h, made.joins):
-            if made.joined:
-                texts.append(made.joined)
+            placed[r] = made.joined
         else:
-            held = {p: owners[p] for p in by_hex[h]} if old is None else old
-            texts.extend(text for text, geo in made.checked
-                         if geo is None or not _closes_loop_listed(ctx, h, held, geo))
-    return texts
+            held = {p: net.owner[p] for p in net.pieces_on(h)}
+            placed[r] = b",".join([text for text, geo in made.checked
+                                   if geo is None or not _closes_loop_listed(ctx, h, held, geo)])
+    return list(filter(None, placed))
+
+
+# The joined text of a hex's builds (HexBuilds.joined), for map().
+_JOINED = operator.attrgetter("joined")
+
+
+def _settled_kept(ctx: BuildContext, settled: dict[Any, HexBuilds], h: Hex, name: object,
+                  words: BuildWords, left: frozenset[str], owns: bool, budget: int,
+                  status: Status | None = None) -> HexBuilds:
+    """_settled_builds, kept in `settled` under `name` (the hex's rank, with its statuses
+    where they are not the map's)."""
+    made = settled.get(name)
+    if made is None:
+        made = settled[name] = _settled_builds(ctx, h, words, left, owns, budget, status)
+    return made
+
+
+def _track_situation(ctx: BuildContext, h: Hex, pieces: list | None, old_tile: str | None,
+                     status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
+                     left: frozenset[str], budget: int, owns: bool) -> HexBuilds | None:
+    """A track hex's builds in its situation (_worded_builds), kept or made; None when no
+    shape fits or none is within the budget. `pieces` is its track as the state holds it
+    ([a, b, owner])."""
+    if pieces:  # _turnable, from the state's pieces
+        seat = ctx.seat
+        old_tracks = frozenset([(a, b) for a, b, _ in pieces])
+        turnable = frozenset([(a, b) for a, b, o in pieces if o is None or o == seat])
+    else:
+        old_tracks = turnable = NOTHING
+    listing = S.track_listing(old_tracks, turnable, status, owns)
+    if not listing.shapes:
+        return None
+    costs: list[int | None] = []  # _within, inline
+    for geo in listing.kinds:
+        base = (_track_cost(ctx, h, old_tile, geo) if pieces
+                else ctx.rules.new_tile_cost(ctx.state, h, geo.kind))
+        costs.append(None if base > budget else base + ctx.extra)
+    if costs.count(None) == len(costs):  # no build here within the budget
+        return None
+    situation = (h, id(listing), old_tile, *costs)
+    made = kept.get(situation)
+    if made is None:
+        made = kept[situation] = _track_builds(words.track_words(h, old_tracks, listing, costs),
+                                               listing, left, old_tile)
+    return made
 
 
 def _settled_builds(ctx: BuildContext, h: Hex, words: BuildWords, left: frozenset[str],
@@ -1107,44 +1207,18 @@ def _listing_tiles(listing: S.TrackListing) -> frozenset[str]:
 _LISTING_TILES: dict[int, tuple[S.TrackListing, frozenset[str]]] = {}
 
 
-def _split_candidates(state: State, board, net: Network) -> tuple[set[Hex], set[int], list[int]]:
-    """candidate_hexes on a map that closes no hex, in two: the candidates the state may have
-    changed (a town, track on them or facing them, next to a stop the map does not have), and
-    the rest, hexes next to a city of the map as the map has them (no candidate a hex that
-    the state did not change). Returns the first, as hexes and as their ranks (_rank_table),
-    and the ranks of every candidate in candidate order (_by_rank gives each's hex)."""
-    rank = _rank_table(board)
-    near, near_towns = _near_table(board)
-    found = set(near_towns)
-    stops = stops_made(net)
-    for c in stops:  # new cities, a map's trackless stops
-        found.update(around(c))
-    found.update([h for h, on_hex in net.by_hex.items() if on_hex])
-    facing = _facing_rows(board)
-    found.update([facing[at][e][0] for at, e in net.end_index])
-    found &= _passable(board)
-    built = {parse_key(k) for k in open_build_turn(state)["built"]}
-    found -= built
-    found -= net.cities
-    order = [rank[h] for h in found]
-    looked_at = set(order)
-    # Whole numbers sort quickly.
-    order.extend(near.difference(looked_at, [rank[h] for h in built if h in rank],
-                                 [rank[h] for h in stops if h in rank]))
-    order.sort()
-    return found, looked_at, order
-
-
-@once_per
-def _near_table(board) -> tuple[frozenset[int], frozenset[Hex]]:
-    """The hexes next to a city of the map where track may be laid (passable, not a city of
-    the map) as _split_candidates lists them: their ranks (_rank_table), but for the towns
-    among them, apart, as hexes: once per map."""
-    rank = _rank_table(board)
-    passable = _passable(board)
-    near = [h for h in _next_to_cities(board) if h in passable and h not in board.cities]
-    return (frozenset(rank[h] for h in near if h not in board.towns),
-            frozenset(h for h in near if h in board.towns))
+def _split_candidates(state: State, lm: ListingMap, stops: Collection[Hex],
+                      track: TrackAround) -> tuple[set[int], frozenset[int]]:
+    """candidate_hexes on a map that closes no hex, by rank (ListingMap), in two: the
+    candidates the state may have changed (a town, track on them or facing them, next to a stop
+    the map does not have: `track`'s), and the rest, hexes next to a city of the map as the map
+    has them (no candidate a hex that the state did not change)."""
+    found = track.faced & lm.passable
+    found.update(lm.near_towns)
+    built = [lm.key_ranks.get(k, -1) for k in open_build_turn(state)["built"]]
+    cities = lm.stop_ranks(stops)
+    found.difference_update(built, cities)
+    return found, lm.near.difference(found, built, cities)
 
 
 @once_per
@@ -1171,13 +1245,14 @@ def _within(base: int, budget: int, extra: int) -> int | None:
     return None if base > budget else base + extra
 
 
-def _town_situation(ctx: BuildContext, h: Hex, old: dict[Piece, int | None], old_tile: str | None,
+def _town_situation(ctx: BuildContext, h: Hex, exits: list | None, old_tile: str | None,
                     status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
                     left: frozenset[str], disks: bool, budget: int, owns: bool) -> HexBuilds:
-    """A town's builds in its situation (_worded_builds), kept or made; `owns` whether the
-    seat owns track."""
-    if old:
-        old_exits, mine = frozenset([p[1] for p in old]), ctx.seat in old.values()
+    """A town's builds in its situation (_worded_builds), kept or made; `exits` its town track
+    as the state holds it ([e, owner]), `owns` whether the seat owns track."""
+    if exits:
+        old_exits = frozenset([e for e, _ in exits])
+        mine = ctx.seat in [o for _, o in exits]
     else:  # most towns listed: no track on them
         old_exits, mine = NOTHING, False
     listing = S.town_listing(old_exits, mine, status, owns)
