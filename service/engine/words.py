@@ -348,8 +348,13 @@ _PHRASES_KEPT = 1 << 15
 # serve every player, and one replace over a listing's builds names the builder.
 WHO = "\x00"
 WHO_BYTES = WHO.encode()
-# The builds kept per map and tiles left (ListedBuilds.kept): a few thousand situations of a
-# hex, some hundred bytes each; the bound only guards memory.
+# The builds kept per map and context (ListedBuilds.kept: the tiles left, and what else a
+# listing shares), in the order the contexts were last asked for: a worker's warm-up keeps
+# some 3,200 situations of hexes in 49 contexts, about 1.1 KB each (their JSON texts, some
+# twice for the loop checks; the listings and geometry are build_shapes'). At the bound
+# (about 9 MB), the contexts least recently asked for go until half of it is left
+# (_make_room): a worker busy with many games keeps those it plays, and those its warm-up
+# made that they share, rather than starting every game over cold.
 _BUILDS_KEPT = 1 << 13
 _KEPT_BUILDS: dict[tuple[int, tuple], tuple[Places, dict[Any, build.HexBuilds]]] = {}
 # The pieces of a build's JSON that its cost makes (ListedBuilds._price), on an empty hex and
@@ -382,11 +387,11 @@ class ListedBuilds:
 
     def kept(self, *context: object) -> dict[Any, build.HexBuilds]:
         at = self.places
-        known = _KEPT_BUILDS.get((id(at), context))
+        known = _KEPT_BUILDS.pop((id(at), context), None)
         if known is None or known[0] is not at:
-            if sum(len(kept) for _, kept in _KEPT_BUILDS.values()) >= _BUILDS_KEPT:
-                _KEPT_BUILDS.clear()
-            known = _KEPT_BUILDS[(id(at), context)] = (at, {})
+            _make_room()
+            known = (at, {})
+        _KEPT_BUILDS[(id(at), context)] = known  # the last: the most recently asked for
         return known[1]
 
     def track_words(self, h: Hex, old_tracks: frozenset[Track], listing: TrackListing,
@@ -440,6 +445,16 @@ class ListedBuilds:
     def _pieces(self, h: Hex) -> HexPieces:
         pieces = self.hexes[h] = _hex_piece(self.places, h)
         return pieces
+
+
+def _make_room() -> None:
+    """Before a context of builds is added (ListedBuilds.kept): at the bound, the contexts least
+    recently asked for are dropped until at most half of it is left (_KEPT_BUILDS)."""
+    total = sum(len(kept) for _, kept in _KEPT_BUILDS.values())
+    for context in list(_KEPT_BUILDS) if total >= _BUILDS_KEPT else ():
+        total -= len(_KEPT_BUILDS.pop(context)[1])
+        if total <= _BUILDS_KEPT // 2:
+            break
 
 
 class _Texts(list):

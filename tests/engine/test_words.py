@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from service.engine import game
+from service.engine import words as engine_words
 from service.engine.maps import MAP_IDS, load_map
 from service.engine.places import places
 from service.engine.playout import play_random_game
@@ -220,3 +221,25 @@ def test_a_listing_s_urbanize_moves_read_as_with_texts_words_them() -> None:
 
     play_random_game("rust_belt", 4, "urbanize", random.Random(11), cash=300, on_move=on_move)
     assert len(set(urbanizing)) >= 2
+
+
+def test_builds_kept_past_the_bound_drop_the_contexts_least_recently_asked_for(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # At the bound the kept builds make room by dropping whole contexts, the least recently
+    # asked for first, until half of it is left, not everything at once (ListedBuilds.kept).
+    monkeypatch.setattr(engine_words, "_KEPT_BUILDS", {})
+    monkeypatch.setattr(engine_words, "_BUILDS_KEPT", 10)
+    state = game.new_game("rust_belt", NAMES, seed="room")
+    builds = engine_words.ListedBuilds(state, 0)
+
+    def fill(context: str, situations: int) -> None:
+        builds.kept(context).update({n: None for n in range(situations)})
+
+    fill("a", 4)
+    fill("b", 3)
+    fill("c", 2)
+    builds.kept("a")  # asked for again: now the most recent
+    fill("d", 1)  # 9 + 0 < 10: no room made
+    fill("e", 1)  # 10: b, c go (5 left), then e comes
+    assert [context for _, (context,) in engine_words._KEPT_BUILDS] == ["a", "d", "e"]
+    assert len(builds.kept("a")) == 4
