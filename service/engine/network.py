@@ -68,16 +68,21 @@ class Network:
 
     def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
         self.map = board
-        new_cities = {parse_key(k) for k in state["new_cities"]}
         # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
-        self.cities: set[Hex] = set(board.cities) | new_cities | more_stops
-        self.towns: set[Hex] = set(board.towns) - new_cities
+        self.cities: set[Hex] = set(board.cities)
+        self.towns: set[Hex] = set(board.towns)
+        if state["new_cities"]:  # none before the first urbanization: no set made for them
+            new_cities = {parse_key(k) for k in state["new_cities"]}
+            self.cities |= new_cities
+            self.towns -= new_cities
+        if more_stops:
+            self.cities |= more_stops
         owners: dict[Piece, int | None] = {}
         ends: dict[tuple[Hex, int], Piece] = {}
         by_hex: dict[Hex, list[Piece]] = {}
         for k, tracks in state["track"].items():
             h = parse_key(k)
-            here = by_hex.setdefault(h, [])
+            here = by_hex[h] = []  # the first of h's pieces: the state's keys are distinct
             for a, b, owner in tracks:
                 p = (h, a, b)
                 owners[p] = owner

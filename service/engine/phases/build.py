@@ -314,31 +314,45 @@ def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: 
                 if statuses is None:
                     statuses = changed[n] = list(edges[n].settled)
                 statuses[edge] = "city"
-    # A track end off a stop, facing a hex across an edge the map neither settles nor closes.
+    # The track ends, each with the hex it faces; those off a stop, facing across an edge the
+    # map neither settles nor closes a hex where track may be laid, are kept for their
+    # statuses (`opened`: the hex faced, its edge, the owner, and the end as the state holds
+    # it: its hex's rank, its edge, its piece).
     cities, key_ranks, facing = lm.stop_ranks(stops), lm.key_ranks, lm.facing
-    for placed, held in ((state["track"], out.tracks), (state["towns"], out.exits)):
-        for k, pieces in placed.items():
-            if not pieces:
-                continue
+    opened: list[tuple[int, int, int | None, int, int, list]] = []
+    for k, pieces in state["track"].items():
+        if pieces:
             at = key_ranks[k]
-            held[at] = pieces
+            out.tracks[at] = pieces
             faced.add(at)
             row, off_stop = facing[at], at not in cities
-            for piece in pieces:  # [a, b, owner] or [e, owner]
-                owner = piece[-1]
-                for e in piece[:-1]:
+            for piece in pieces:
+                a, b, owner = piece
+                for e in (a, b):
                     n, edge, may_change = row[e]
                     faced.add(n)
-                    if not (may_change and off_stop):
-                        continue
-                    statuses = changed.get(n)
-                    if statuses is None:
-                        statuses = changed[n] = list(edges[n].settled)
-                    statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
-                                      else "unowned" if _runs_home_from(
-                                          net, seat, lm.hexes[n], edge, lm.hexes[at], e, piece,
-                                          memo)
-                                      else "stranded")
+                    if may_change and off_stop:
+                        opened.append((n, edge, owner, at, e, piece))
+    for k, exits in state["towns"].items():
+        if exits:
+            at = key_ranks[k]
+            out.exits[at] = exits
+            faced.add(at)
+            row, off_stop = facing[at], at not in cities
+            for piece in exits:
+                e, owner = piece
+                n, edge, may_change = row[e]
+                faced.add(n)
+                if may_change and off_stop:
+                    opened.append((n, edge, owner, at, e, piece))
+    for n, edge, owner, at, e, piece in opened:
+        statuses = changed.get(n)
+        if statuses is None:
+            statuses = changed[n] = list(edges[n].settled)
+        statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
+                          else "unowned" if _runs_home_from(net, seat, lm.hexes[n], edge,
+                                                            lm.hexes[at], e, piece, memo)
+                          else "stranded")
     return out
 
 
@@ -347,10 +361,13 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, ranks:
                      memo: dict | None = None) -> dict[int, Status]:
     """edge_statuses of those hexes of the map, by rank (ListingMap), whose statuses the state
     changes (the others' are their HexEdges.settled), in one go: the listing asks it of every
-    candidate hex. What the track and the stops made change is `track`'s (_track_around)."""
-    found: dict[int, Status] = {}
+    candidate hex (`ranks`). What the track and the stops made change is `track`'s
+    (_track_around), taken whole, by C loops: it may name hexes besides `ranks`, which nobody
+    asks about."""
+    changed = track.changed
+    found: dict[int, Status] = dict(zip(changed, map(tuple, changed.values()), strict=True))
     # The hook is asked only about the hexes with an edge the map may ever close (none on a
-    # map that keeps the base hook).
+    # map that keeps the base hook); what it closes comes before what the track changes.
     if closable_hexes:
         lm = _listing_map(rules.map)
         for r in ranks:
@@ -359,9 +376,6 @@ def edge_statuses_of(state: State, rules: Rules, net: Network, seat: int, ranks:
             if closable:
                 found[r] = _statuses_by_edge(state, rules, net, seat, h, lm.edges[r].row,
                                              closable, memo)
-    for r, statuses in track.changed.items():
-        if r in ranks and r not in found:
-            found[r] = tuple(statuses)
     return found
 
 
@@ -1141,18 +1155,29 @@ def _settled_kept(ctx: BuildContext, settled: dict[Any, HexBuilds], h: Hex, name
     return made
 
 
+# The set of one track between edges a and b (either way round), by a then b: a hex holding
+# one track reads its set here rather than making it, and the listings of build_shapes, kept
+# by it, find it by the hash it keeps.
+_ONE_TRACK: tuple[tuple[frozenset[T.Track], ...], ...] = tuple(
+    tuple(frozenset([(a, b)]) for b in range(6)) for a in range(6))
+
+
 def _track_situation(ctx: BuildContext, h: Hex, pieces: list | None, old_tile: str | None,
                      status: Status, kept: dict[tuple, HexBuilds], words: BuildWords,
                      left: frozenset[str], budget: int, owns: bool) -> HexBuilds | None:
     """A track hex's builds in its situation (_worded_builds), kept or made; None when no
     shape fits or none is within the budget. `pieces` is its track as the state holds it
     ([a, b, owner])."""
-    if pieces:  # _turnable, from the state's pieces
+    if not pieces:
+        old_tracks = turnable = NOTHING
+    elif len(pieces) == 1:  # most track hexes: one track, its set the kept one (_ONE_TRACK)
+        a, b, owner = pieces[0]
+        old_tracks = _ONE_TRACK[a][b]
+        turnable = old_tracks if owner is None or owner == ctx.seat else NOTHING
+    else:  # _turnable, from the state's pieces
         seat = ctx.seat
         old_tracks = frozenset([(a, b) for a, b, _ in pieces])
         turnable = frozenset([(a, b) for a, b, o in pieces if o is None or o == seat])
-    else:
-        old_tracks = turnable = NOTHING
     listing = S.track_listing(old_tracks, turnable, status, owns)
     if not listing.shapes:
         return None
