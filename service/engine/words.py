@@ -350,12 +350,13 @@ WHO = "\x00"
 WHO_BYTES = WHO.encode()
 # The builds kept per map and context (ListedBuilds.kept: the tiles left, and what else a
 # listing shares), in the order the contexts were last asked for: a worker's warm-up keeps
-# some 3,200 situations of hexes in 49 contexts, about 1.1 KB each (their JSON texts, some
-# twice for the loop checks; the listings and geometry are build_shapes'). At the bound
-# (about 9 MB), the contexts least recently asked for go until half of it is left
-# (_make_room): a worker busy with many games keeps those it plays, and those its warm-up
-# made that they share, rather than starting every game over cold.
-_BUILDS_KEPT = 1 << 13
+# some 8,000 situations of hexes in 124 contexts, 4.3 MB (a situation made about 1.1 KB, its
+# JSON texts, some twice for the loop checks; one met again in another context, as the empty
+# hexes' per budget are, a reference; the listings and geometry are build_shapes'). At the
+# bound (at most 18 MB, were every situation made apart), the contexts least recently asked
+# for go until half of it is left (_make_room): a worker busy with many games keeps those it
+# plays, and those its warm-up made that they share, rather than starting every game over cold.
+_BUILDS_KEPT = 1 << 14
 _KEPT_BUILDS: dict[tuple[int, tuple], tuple[Places, dict[Any, build.HexBuilds]]] = {}
 # The pieces of a build's JSON that its cost makes (ListedBuilds._price), on an empty hex and
 # on one with track: from the cost to the builder's name, and the price to the end.

@@ -1305,6 +1305,21 @@ def _top_new_tile_cost(rules: Rules) -> int | None:
     return max(terrain, default=0) + max(R.BUILD_COSTS["new_tile_extra_by_kind"].values())
 
 
+@once_per
+def short_budgets(rules: Rules) -> tuple[int, ...]:
+    """The budgets below the dearest new tile (_top_new_tile_cost) that price the map's new
+    tiles apart: nothing, and each cost a new tile may have under the dearest. A listing keeps
+    its empty hexes' builds per budget among these and above (_worded_builds' `settled`), so
+    a worker's warm-up lists its build turns at each (warm.py). None on a map that prices new
+    tiles its own way. Once per rules."""
+    top = _top_new_tile_cost(rules)
+    if top is None:
+        return ()
+    costs = {cost + kind for cost in rules.map.terrain_costs.values() if cost is not None
+             for kind in R.BUILD_COSTS["new_tile_extra_by_kind"].values()}
+    return (0, *sorted(cost for cost in costs if 0 < cost < top))
+
+
 def _track_builds(words: HexWords, listing: S.TrackListing, left: frozenset[str],
                   old_tile: str | None) -> HexBuilds:
     """A track hex's builds in one situation (_worded_builds): every shape priced within the
