@@ -282,13 +282,14 @@ class TrackAround:
     lists, from HexEdges.settled: `changed`), and each hex's track and town exits as the state
     holds them ([a, b, owner], [e, owner]: `tracks`, `exits`)."""
 
-    __slots__ = ("faced", "changed", "tracks", "exits")
+    __slots__ = ("faced", "changed", "tracks", "exits", "cities")
 
     def __init__(self) -> None:
         self.faced: set[int] = set()
         self.changed: dict[int, list[EdgeStatus]] = {}
         self.tracks: dict[int, list] = {}
         self.exits: dict[int, list] = {}
+        self.cities: frozenset[int] = NOTHING  # the network's cities (ListingMap.stop_ranks)
 
 
 def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: Collection[Hex],
@@ -318,7 +319,8 @@ def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: 
     # map neither settles nor closes a hex where track may be laid, are kept for their
     # statuses (`opened`: the hex faced, its edge, the owner, and the end as the state holds
     # it: its hex's rank, its edge, its piece).
-    cities, key_ranks, facing = lm.stop_ranks(stops), lm.key_ranks, lm.facing
+    cities = out.cities = lm.stop_ranks(stops)
+    key_ranks, facing = lm.key_ranks, lm.facing
     opened: list[tuple[int, int, int | None, int, int, list]] = []
     for k, pieces in state["track"].items():
         if pieces:
@@ -350,8 +352,8 @@ def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: 
         if statuses is None:
             statuses = changed[n] = list(edges[n].settled)
         statuses[edge] = ("own" if owner == seat else "opponent" if owner is not None
-                          else "unowned" if _runs_home_from(net, seat, lm.hexes[n], edge,
-                                                            lm.hexes[at], e, piece, memo)
+                          else "unowned" if _runs_home_from(net, seat, lm, out, n, edge, at, e,
+                                                            piece, memo)
                           else "stranded")
     return out
 
@@ -420,34 +422,56 @@ def runs_home(net: Network, seat: int, h: Hex, edge: int, memo: dict | None = No
     end = net.far_end(h, edge, memo)
     if end.kind != "stop":
         return False
-    if end.hex in net.cities:
-        return True
+    return end.hex in net.cities or _holds_track_of(net, seat, end.hex)
+
+
+def _holds_track_of(net: Network, seat: int, h: Hex) -> bool:
+    """Whether seat owns a piece on hex h (a loop, not any() over a generator: the listing asks
+    it of a few track ends each time)."""
     owner = net.owner
-    return any(owner[p] == seat for p in net.pieces_on(end.hex))
+    for p in net.pieces_on(h):  # noqa: SIM110
+        if owner[p] == seat:
+            return True
+    return False
 
 
-def _runs_home_from(net: Network, seat: int, h: Hex, edge: int, n: Hex, entry: int,
-                    piece: Sequence[Any], memo: dict | None) -> bool:
-    """runs_home(net, seat, h, edge, memo), where the track beyond h's edge is `piece` on hex
-    n, as the state holds it ([a, b, owner], or [e, owner] on a town), whose edge `entry`
-    faces h: most such track is one piece long (a stub toward a city or a town), told here
-    from the piece and what lies beyond its other end without a walk (Network.walk's steps, in
-    its order); longer track is walked (runs_home)."""
-    cities, towns, owner = net.cities, net.towns, net.owner
-    if n in cities:
-        return True
-    if n in towns:  # the piece enters the town: a stop
-        return any(owner[p] == seat for p in net.pieces_on(n))
+def _runs_home_from(net: Network, seat: int, lm: ListingMap, track: TrackAround, n: int,
+                    edge: int, at: int, entry: int, piece: list, memo: dict | None) -> bool:
+    """runs_home(net, seat, lm.hexes[n], edge, memo), where the track beyond the edge of the
+    hex of rank n is `piece` as the state holds it ([a, b, owner], or [e, owner] on a town) on
+    the hex of rank `at`, no stop (_track_around asks of no other), whose edge `entry` faces
+    n: most such track is one piece long (a stub toward a city or a town), told here from the
+    piece and what lies beyond its other end, as `track` has the state's track by rank,
+    without a walk (Network.walk's steps, in its order); longer track is walked (runs_home)."""
+    if at in lm.towns:  # the piece enters the town: a stop
+        return _holds_exit_of(track.exits.get(at, []), seat)
     out = piece[1] if piece[0] == entry else piece[0]
-    beyond = around(n)[out]
-    if beyond in cities:
+    beyond, facing, _ = lm.facing[at][out]
+    if beyond in track.cities:
         return True
-    facing = net.end_index.get((beyond, (out + 3) % 6))
-    if beyond in towns:
-        return facing is not None and any(owner[p] == seat for p in net.pieces_on(beyond))
-    if facing is None:  # open
+    if beyond in lm.towns:
+        exits = track.exits.get(beyond)
+        return exits is not None and _has_exit(exits, facing) and _holds_exit_of(exits, seat)
+    tracks = track.tracks.get(beyond)
+    if tracks is None or not _has_end(tracks, facing):  # open
         return False
-    return runs_home(net, seat, h, edge, memo)
+    return runs_home(net, seat, lm.hexes[n], edge, memo)
+
+
+def _has_exit(exits: list, edge: int) -> bool:
+    """Whether a town's exits as the state holds them ([e, owner]) leave through `edge`."""
+    for e, _ in exits:  # noqa: SIM110
+        if e == edge:
+            return True
+    return False
+
+
+def _has_end(tracks: list, edge: int) -> bool:
+    """Whether a hex's track as the state holds it ([a, b, owner]) ends at `edge`."""
+    for a, b, _ in tracks:  # noqa: SIM110
+        if a == edge or b == edge:
+            return True
+    return False
 
 
 @once_per
@@ -1094,7 +1118,7 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     if settled is None or ctx._closable or type(rules).hex_closed is not BaseRules.hex_closed:
         special, plain = {lm.rank[h] for h in candidate_hexes(state, rules, net)}, NOTHING
     else:
-        special, plain = _split_candidates(state, lm, stops, track)
+        special, plain = _split_candidates(state, lm, track)
     changed = edge_statuses_of(state, rules, net, seat, special, ctx._closable, track, ctx.walks)
     # Each hex's builds (their texts joined) by rank, put in place (the plain hexes' at once,
     # by C loops, the others' one by one), then taken in rank order: no sort.
@@ -1120,11 +1144,11 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
         else:
             pieces = track.tracks.get(r)
             if settled is not None and not pieces:
-                # Empty: its builds read its statuses and the listing's context alone.
-                made = (_settled_kept(ctx, settled, h, r, words, left, owns, budget)
-                        if status is None else
-                        _settled_kept(ctx, settled, h, (r, status), words, left, owns, budget,
-                                      status))
+                # Empty: its builds read its statuses and the listing's context alone, kept by
+                # its rank (with its statuses where they are not the map's).
+                name = r if status is None else (r, status)
+                made = settled.get(name) or _settled_kept(ctx, settled, h, name, words, left,
+                                                          owns, budget, status)
             else:
                 made = _track_situation(ctx, h, pieces, tiles.get(lm.keys[r]) if pieces else None,
                                         status or lm.edges[r].settled, kept, words, left, budget,
@@ -1160,6 +1184,15 @@ def _settled_kept(ctx: BuildContext, settled: dict[Any, HexBuilds], h: Hex, name
 # by it, find it by the hash it keeps.
 _ONE_TRACK: tuple[tuple[frozenset[T.Track], ...], ...] = tuple(
     tuple(frozenset([(a, b)]) for b in range(6)) for a in range(6))
+
+
+def _holds_exit_of(exits: list, seat: int) -> bool:
+    """Whether seat owns one of a town's exits as the state holds them ([e, owner]): a loop, not
+    a list made to look in."""
+    for _, owner in exits:  # noqa: SIM110
+        if owner == seat:
+            return True
+    return False
 
 
 def _track_situation(ctx: BuildContext, h: Hex, pieces: list | None, old_tile: str | None,
@@ -1232,7 +1265,7 @@ def _listing_tiles(listing: S.TrackListing) -> frozenset[str]:
 _LISTING_TILES: dict[int, tuple[S.TrackListing, frozenset[str]]] = {}
 
 
-def _split_candidates(state: State, lm: ListingMap, stops: Collection[Hex],
+def _split_candidates(state: State, lm: ListingMap,
                       track: TrackAround) -> tuple[set[int], frozenset[int]]:
     """candidate_hexes on a map that closes no hex, by rank (ListingMap), in two: the
     candidates the state may have changed (a town, track on them or facing them, next to a stop
@@ -1241,7 +1274,7 @@ def _split_candidates(state: State, lm: ListingMap, stops: Collection[Hex],
     found = track.faced & lm.passable
     found.update(lm.near_towns)
     built = [lm.key_ranks.get(k, -1) for k in open_build_turn(state)["built"]]
-    cities = lm.stop_ranks(stops)
+    cities = track.cities
     found.difference_update(built, cities)
     return found, lm.near.difference(found, built, cities)
 
@@ -1277,7 +1310,7 @@ def _town_situation(ctx: BuildContext, h: Hex, exits: list | None, old_tile: str
     as the state holds it ([e, owner]), `owns` whether the seat owns track."""
     if exits:
         old_exits = frozenset([e for e, _ in exits])
-        mine = ctx.seat in [o for _, o in exits]
+        mine = _holds_exit_of(exits, ctx.seat)
     else:  # most towns listed: no track on them
         old_exits, mine = NOTHING, False
     listing = S.town_listing(old_exits, mine, status, owns)
