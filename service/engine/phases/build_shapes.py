@@ -15,7 +15,6 @@ names one: the geometry itself never knows which hex it is).
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -191,12 +190,16 @@ if max(map(len, T.TRACK_SHAPES)) > 2:
     raise RuntimeError("a track tile with more than two tracks: build.list_builds lists two at most")
 
 
-def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int) -> list[frozenset]:
+@lru_cache(maxsize=1 << 14)
+def _candidate_tracks(old_tracks: frozenset[Track], anchored: int,
+                      bad: int) -> tuple[frozenset, ...]:
     """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
-    are anchored and not barred, and every one-track redirect."""
+    are anchored and not barred, and every one-track redirect. Kept per argument set: many
+    classes of surrounding share their masks (the bound only guards memory; a few thousand
+    met, a short tuple each)."""
     out: list[frozenset] = []
     if not old_tracks and not anchored:
-        return out
+        return ()
     for tracks, masks in _TRACK_MASKS:
         if old_tracks:
             if not old_tracks < tracks:
@@ -214,16 +217,21 @@ def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int) -> 
                 tracks = rest | {T.norm(kept, turned)}
                 if tracks in T.TRACK_SHAPES:
                     out.append(tracks)
-    return out
+    return tuple(out)
 
 
-def _candidate_towns(old_mask: int, mine: bool, anchored: int, bad: int) -> list[frozenset]:
+@lru_cache(maxsize=1 << 12)
+def _candidate_towns(old_mask: int, mine: bool, anchored: int,
+                     bad: int) -> tuple[frozenset, ...]:
+    """The sets of exits a town hex may take whose added exits are not barred and, unless the
+    builder has track there, anchored. Kept per argument set (at most 2^19, a few hundred
+    met)."""
     out = []
     for exits, mask in _TOWN_MASKS:
         added = mask & ~old_mask
         if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
             out.append(exits)
-    return out
+    return tuple(out)
 
 
 def _masks(status: Status) -> tuple[int, int]:
@@ -307,8 +315,11 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
     """Every track shape a plain hex with these surroundings may take, with its geometry."""
     out = []
     for tracks in _candidate_tracks(old_tracks, *_masks(status)):
-        with suppress(Refusal):
-            out.append((tracks, track_geometry(tracks, old_tracks, turnable, status, owns)))
+        try:  # not contextlib.suppress: a context manager per candidate costs about as much
+            geo = track_geometry(tracks, old_tracks, turnable, status, owns)
+        except Refusal:
+            continue
+        out.append((tracks, geo))
     return tuple(out)
 
 
@@ -318,8 +329,11 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
     """Every set of exits a town hex with these surroundings may take, with its geometry."""
     out = []
     for exits in _candidate_towns(_mask(old_exits), mine, *_masks(status)):
-        with suppress(Refusal):
-            out.append((exits, town_geometry(exits, old_exits, mine, status, owns)))
+        try:
+            town = town_geometry(exits, old_exits, mine, status, owns)
+        except Refusal:
+            continue
+        out.append((exits, town))
     return tuple(out)
 
 
