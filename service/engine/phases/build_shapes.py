@@ -191,12 +191,14 @@ if max(map(len, T.TRACK_SHAPES)) > 2:
 
 
 @lru_cache(maxsize=1 << 14)
-def _candidate_tracks(old_tracks: frozenset[Track], anchored: int,
-                      bad: int) -> tuple[frozenset, ...]:
+def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int,
+                      loose: int) -> tuple[frozenset, ...]:
     """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
-    are anchored and not barred, and every one-track redirect. Kept per argument set: many
-    classes of surrounding share their masks (the bound only guards memory; a few thousand
-    met, a short tuple each)."""
+    are anchored and not barred, and the one-track redirects that keep a joined end whose other
+    end is loose (`loose`: the edges whose status is open) and turn it to an edge not barred
+    (the others _check_redirect refuses). Kept per argument set: many classes of surrounding
+    share their masks (the bound only guards memory; a few thousand met, a short tuple
+    each)."""
     out: list[frozenset] = []
     if not old_tracks and not anchored:
         return ()
@@ -211,8 +213,10 @@ def _candidate_tracks(old_tracks: frozenset[Track], anchored: int,
         rest = old_tracks - {t}
         used = {e for r in rest for e in r}
         for kept in t:
+            if loose >> kept & 1 or not loose >> (t[1] if kept == t[0] else t[0]) & 1:
+                continue
             for turned in range(6):
-                if turned in used or turned in t:
+                if turned in used or turned in t or bad >> turned & 1:
                     continue
                 tracks = rest | {T.norm(kept, turned)}
                 if tracks in T.TRACK_SHAPES:
@@ -314,7 +318,9 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
                   owns: bool) -> tuple[tuple[frozenset[Track], TrackGeometry], ...]:
     """Every track shape a plain hex with these surroundings may take, with its geometry."""
     out = []
-    for tracks in _candidate_tracks(old_tracks, *_masks(status)):
+    anchored, bad = _masks(status)
+    loose = _mask(e for e in range(6) if status[e] in OPEN) if old_tracks else 0
+    for tracks in _candidate_tracks(old_tracks, anchored, bad, loose):
         try:  # not contextlib.suppress: a context manager per candidate costs about as much
             geo = track_geometry(tracks, old_tracks, turnable, status, owns)
         except Refusal:
