@@ -1186,6 +1186,13 @@ _ONE_TRACK: tuple[tuple[frozenset[T.Track], ...], ...] = tuple(
     tuple(frozenset([(a, b)]) for b in range(6)) for a in range(6))
 
 
+# The set of a town's exits by their bit mask (edge e is bit e): a town with track reads its
+# set here rather than making it, and TOWN_SHAPES and the listings of build_shapes, kept by
+# it, find it by the hash it keeps and by identity (64 frozensets made at import).
+_EXIT_SETS: tuple[frozenset[int], ...] = tuple(
+    frozenset(e for e in range(6) if mask >> e & 1) for mask in range(64))
+
+
 def _holds_exit_of(exits: list, seat: int) -> bool:
     """Whether seat owns one of a town's exits as the state holds them ([e, owner]): a loop, not
     a list made to look in."""
@@ -1308,9 +1315,13 @@ def _town_situation(ctx: BuildContext, h: Hex, exits: list | None, old_tile: str
                     left: frozenset[str], disks: bool, budget: int, owns: bool) -> HexBuilds:
     """A town's builds in its situation (_worded_builds), kept or made; `exits` its town track
     as the state holds it ([e, owner]), `owns` whether the seat owns track."""
-    if exits:
-        old_exits = frozenset([e for e, _ in exits])
-        mine = _holds_exit_of(exits, ctx.seat)
+    if exits:  # its exits' set the kept one (_EXIT_SETS), and whether the seat owns one
+        mask, mine, seat = 0, False, ctx.seat
+        for e, owner in exits:
+            mask |= 1 << e
+            if owner == seat:
+                mine = True
+        old_exits = _EXIT_SETS[mask]
     else:  # most towns listed: no track on them
         old_exits, mine = NOTHING, False
     listing = S.town_listing(old_exits, mine, status, owns)
