@@ -333,6 +333,8 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
 def town_options(old_exits: frozenset[int], mine: bool, status: Status,
                  owns: bool) -> tuple[tuple[frozenset[int], TownGeometry], ...]:
     """Every set of exits a town hex with these surroundings may take, with its geometry."""
+    if not owns:  # town_geometry refuses every set of exits to a builder with no track
+        return ()
     out = []
     for exits in _candidate_towns(_mask(old_exits), mine, *_masks(status)):
         try:
