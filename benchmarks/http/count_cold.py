@@ -7,11 +7,16 @@ imported from its record up to that turn, so that nobody has listed it and its l
 worked out on the request. Its "GET view" is the view of its mid-game game (round 3 or later, a
 build turn). Both here through the benchmark's app in process (profile_move.bench: the real
 service on a private redis-server, Flask's whole WSGI stack, without gunicorn or the network),
-warmed up as a worker is (create_app's warm_up). Under valgrind's callgrind only the measured
-requests are counted: each listing is asked from inside operator.call, each view from inside
-functools.reduce, and callgrind collects only inside those two C functions (count_move.py's
-pattern). The set-up runs uninstrumented (--instr-atstart=no; callgrind_control switches the
-instrumentation on before the measured requests), which keeps the imports' replays quick.
+warmed up as a worker is (create_app's warm_up). The games are played in another process
+(run.played_apart), so that this one, like a fresh worker, has met none of their surroundings
+before it imports and lists them; --played lists every build turn of them first, as a worker
+that served the HTTP benchmark's client play of the same games has. run.py's cold stream lands
+on either kind of worker, by which of its three takes the connection. Under valgrind's
+callgrind only the measured requests are counted: each listing is asked from inside
+operator.call, each view from inside functools.reduce, and callgrind collects only inside those
+two C functions (count_move.py's pattern). The set-up runs uninstrumented
+(--instr-atstart=no; callgrind_control switches the instrumentation on before the measured
+requests), which keeps the imports' replays quick.
 With --split, the listing's body (legal.body: the engine's listing and its JSON) is worked out
 from inside itertools.starmap too, whose inclusive count says how much of a request it is, and
 Flask's full_dispatch_request from inside itertools.dropwhile for a listing, takewhile for a
@@ -20,7 +25,7 @@ after_request one), without the WSGI layers around it and the test client's work
 pays as much as a listing (run.py's "service" ratio is of those durations). The wrappers add a
 few thousand instructions to each request.
 
-    .venv/bin/python -m benchmarks.http.count_cold [--seeds 3] [--split]
+    .venv/bin/python -m benchmarks.http.count_cold [--seeds 3] [--split] [--played]
 
 It runs itself again under valgrind (Debian's valgrind package; a few minutes).
 """
@@ -48,7 +53,7 @@ DISPATCH = {"listing": "dropwhile_next", "view": "takewhile_next"}  # full_dispa
 def count_inside(seeds: int, counts: Path, split: bool, played: bool) -> None:
     """Under callgrind: the set-up uninstrumented, then each cold listing and as many views."""
     from benchmarks.http.profile_move import bench
-    from benchmarks.http.run import played_game
+    from benchmarks.http.run import played_apart
     from service.engine import game
     from service.referee import legal
 
@@ -68,9 +73,11 @@ def count_inside(seeds: int, counts: Path, split: bool, played: bool) -> None:
 
         flask.Flask.full_dispatch_request = counted  # type: ignore[method-assign]
 
-    with bench(1) as ready:
+    # Played in another process: this one, like a server's worker, has met none of the games'
+    # surroundings when it lists them cold (unless --played lists them first).
+    scripts = played_apart([f"bench-{n}" for n in range(seeds)])
+    with bench(1, scripts) as ready:
         http = ready.http
-        scripts = {seed: played_game(seed) for seed in [f"bench-{n}" for n in range(seeds)]}
 
         def imported(seed: str, upto: int) -> str:
             played = scripts[seed][:upto]

@@ -52,9 +52,10 @@ class Bench:
 
 
 @contextmanager
-def bench(games: int) -> Iterator[Bench]:
+def bench(games: int, scripts: dict[str, list[tuple[dict, int, dict]]] | None = None) -> Iterator[Bench]:
     """Bench's set-up, torn down after: a private redis-server, the app (its JSON log lines go
-    to a file, as under the benchmark to its log), `games` seeded whole games created."""
+    to a file, as under the benchmark to its log), `games` seeded whole games created. Their
+    moves are played here, unless `scripts` has them by seed (run.played_apart)."""
     workdir = Path(tempfile.mkdtemp(prefix="aos-profile-"))
     port = free_port()
     stderr = sys.stderr
@@ -69,7 +70,7 @@ def bench(games: int) -> Iterator[Bench]:
             http = create_bench_app().test_client()
             requests: list[tuple[str, bytes, dict]] = []
             for seed in [f"bench-{n}" for n in range(games)]:
-                script = played_game(seed)
+                script = scripts[seed] if scripts is not None else played_game(seed)
                 body = {"map": "rust_belt", "players": [{"name": f"P{i}"} for i in range(PLAYERS)],
                         "seed": seed}
                 created = http.post("/v1/games", json=body).get_json()

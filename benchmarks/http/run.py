@@ -21,6 +21,7 @@ import argparse
 import contextlib
 import functools
 import itertools
+import multiprocessing
 import os
 import random
 import shutil
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -88,6 +90,15 @@ def played_game(seed: str) -> list[tuple[dict, int, dict]]:
         on_move=lambda before, seat, move, *_: moves.append((before, seat, move)),
     )
     return moves
+
+
+def played_apart(seeds: Sequence[str]) -> dict[str, list[tuple[dict, int, dict]]]:
+    """played_game of each seed, worked out in a fresh interpreter (multiprocessing's spawn),
+    so that the process measuring cold listings keeps none of the surroundings and situations
+    that playing the games fills (build_shapes, words): its first listings of them pay what a
+    fresh worker's pay."""
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return dict(zip(seeds, pool.map(played_game, seeds), strict=True))
 
 
 def imported_game(port: int, seed: str, played: list[tuple[dict, int, dict]]) -> dict:
