@@ -577,9 +577,12 @@ HexPieces = tuple[str, str, str, str]
 
 @once_per
 def _hex_pieces(at: Places) -> dict[Hex, HexPieces]:
-    """Per hex of a map, the pieces of its builds' JSON (_hex_piece), filled as hexes are
-    listed: kept per map."""
-    return {}
+    """Per hex of a map, the pieces of its builds' JSON (_hex_piece): made for every hex the
+    map labels at once, the first time a map's builds are listed (a worker's warm-up), so that
+    a fresh worker's first listings of a game find their hexes' (made as they were listed,
+    some 80 of them were made by the bench's first 102 cold listings). Kept per map: a few
+    hundred hexes, some 400 bytes each."""
+    return {h: _hex_piece(at, h) for h in at.label.keys() | at.named.keys()}
 
 
 def _hex_piece(at: Places, h: Hex) -> HexPieces:
