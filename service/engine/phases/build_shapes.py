@@ -127,8 +127,11 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
     shape = T.track_shape(tracks)
     if shape is None:
         raise Refusal("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
-    removed = [t for t in old_tracks if t not in tracks]
-    added = [t for t in tracks if t not in old_tracks]
+    if old_tracks:
+        removed = [t for t in old_tracks if t not in tracks]
+        added = [t for t in tracks if t not in old_tracks]
+    else:  # a new tile, most of a listing's shapes: nothing to compare
+        removed, added = [], list(tracks)
     if not added:
         raise Refusal("BAD_MOVE", "the build changes nothing")
     redirect_from = None
@@ -138,7 +141,9 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
     else:
         _check_edges(status, [e for t in added for e in t])
         for t in added:
-            _check_connected(status, t, f"track {list(t)} must start from a city or extend your track")
+            if status[t[0]] not in ANCHORS and status[t[1]] not in ANCHORS:  # else no text to make
+                _check_connected(status, t,
+                                 f"track {list(t)} must start from a city or extend your track")
         if not owns and (
                 old_tracks or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
             raise Refusal("FIRST_TILE_SIMPLE")
@@ -167,8 +172,9 @@ def _check_redirect(removed: list[Track], added: list[Track], turnable: frozense
     turned = new[0] if new[1] == kept else new[1]
     _check_edges(status, [turned])
     # The redirected track is the builder's afterwards, like new track: it connects the same way.
-    _check_connected(status, (kept, turned),
-                     f"the redirected track {sorted(new)} must start from a city or extend your track")
+    if status[kept] not in ANCHORS and status[turned] not in ANCHORS:  # else no text to make
+        _check_connected(status, (kept, turned), f"the redirected track {sorted(new)} must start "
+                                                 "from a city or extend your track")
     return (x, y), T.norm(kept, turned)
 
 
@@ -376,7 +382,8 @@ def _track_listing(old_tracks: frozenset[Track], turnable: frozenset[Track], sta
         k = index.setdefault(geo.pricing, len(kinds))
         if k == len(kinds):
             kinds.append(geo)
-        shapes.append((k, geo.tile, tuple(e for pair in geo.pairs for e in pair), geo.pairs,
+        edges = geo.pairs[0] + geo.pairs[1] if len(geo.pairs) > 1 else geo.pairs[0]
+        shapes.append((k, geo.tile, edges, geo.pairs,
                        geo if geo.joined else None))
     return TrackListing(tuple(kinds), tuple(shapes))
 
