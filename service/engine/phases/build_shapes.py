@@ -245,9 +245,18 @@ def _candidate_towns(old_mask: int, mine: bool, anchored: int,
 
 
 def _masks(status: Status) -> tuple[int, int]:
-    anchored = _mask(e for e in range(6) if status[e] in ANCHORS)
-    bad = _mask(e for e in range(6) if status[e] in BARRED)
+    """The edges that anchor, and those barred (one loop: ANCHORS and BARRED are disjoint)."""
+    anchored = bad = 0
+    for e, s in enumerate(status):
+        if s in ANCHORS:
+            anchored |= 1 << e
+        elif s in BARRED:
+            bad |= 1 << e
     return anchored, bad
+
+
+if ANCHORS & BARRED:
+    raise RuntimeError("an edge status both anchors and is barred: _masks reads them apart")
 
 
 # -- one shape, judged once per distinct surrounding ---------------------------------------------
@@ -382,6 +391,7 @@ def _track_listing(old_tracks: frozenset[Track], turnable: frozenset[Track], sta
         k = index.setdefault(geo.pricing, len(kinds))
         if k == len(kinds):
             kinds.append(geo)
+        # flat, (a, b) or (a, b, c, d): two tracks at most (checked at _TRACK_MASKS)
         edges = geo.pairs[0] + geo.pairs[1] if len(geo.pairs) > 1 else geo.pairs[0]
         shapes.append((k, geo.tile, edges, geo.pairs,
                        geo if geo.joined else None))
