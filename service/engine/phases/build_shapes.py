@@ -191,6 +191,10 @@ def _mask(edges) -> int:
 _TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
 _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
 
+# The tracks of a tile share no edge (track_options' masks for _candidate_tracks rely on it).
+if any(len({e for t in tracks for e in t}) != 2 * len(tracks) for tracks in T.TRACK_SHAPES):
+    raise RuntimeError("two tracks of a tile share an edge: _candidate_tracks' masks leave it out")
+
 # build.list_builds writes a move's tracks unrolled, for a tile of one track or two.
 if max(map(len, T.TRACK_SHAPES)) > 2:
     raise RuntimeError("a track tile with more than two tracks: build.list_builds lists two at most")
@@ -334,7 +338,15 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
     """Every track shape a plain hex with these surroundings may take, with its geometry."""
     out = []
     anchored, bad = _masks(status)
-    loose = _mask(e for e in range(6) if status[e] in OPEN) if old_tracks else 0
+    loose = 0
+    if old_tracks:
+        # _candidate_tracks reads the old tracks' edges only for whether they are loose (the
+        # tracks of a tile share no edge: an upgrade adds tracks on the other edges, a redirect
+        # turns to one): the masks keep only what it reads, so that more surroundings share
+        # them and a fresh worker finds more of them kept.
+        used = _mask(e for t in old_tracks for e in t)
+        loose = _mask(e for e in range(6) if status[e] in OPEN) & used
+        anchored, bad = anchored & ~used, bad & ~used
     for tracks in _candidate_tracks(old_tracks, anchored, bad, loose):
         try:  # not contextlib.suppress: a context manager per candidate costs about as much
             geo = track_geometry(tracks, old_tracks, turnable, status, owns)
