@@ -363,7 +363,12 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
     if not owns:  # town_geometry refuses every set of exits to a builder with no track
         return ()
     out = []
-    for exits in _candidate_towns(_mask(old_exits), mine, *_masks(status)):
+    # _candidate_towns reads the masks on the added exits alone, and `anchored` only when the
+    # builder has no track here: they keep only that, so that more surroundings share them.
+    old = _mask(old_exits)
+    anchored, bad = _masks(status)
+    anchored = 0 if mine else anchored & ~old
+    for exits in _candidate_towns(old, mine, anchored, bad & ~old):
         try:
             town = town_geometry(exits, old_exits, mine, status, owns)
         except Refusal:
