@@ -117,7 +117,7 @@ def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
         raise Refusal("FIRST_TILE_SIMPLE")
     b = R.BUILD_COSTS
     cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old_exits else b["upgrade_town"]
-    joined = tuple(e for e in added if status[e] not in OPEN)
+    joined = tuple([e for e in added if status[e] not in OPEN])
     return TownGeometry(shape, added, joined, cost, tuple(sorted(exits)))
 
 
@@ -148,7 +148,7 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
                 old_tracks or shape.kind != "simple" or not any(status[e] == "city" for e in added[0])):
             raise Refusal("FIRST_TILE_SIMPLE")
         fresh = tuple(added)
-    joined = tuple(t for t in fresh if status[t[0]] not in OPEN and status[t[1]] not in OPEN)
+    joined = tuple([t for t in fresh if status[t[0]] not in OPEN and status[t[1]] not in OPEN])
     upgrade = bool(old_tracks) and redirect_from is None
     return TrackGeometry(shape.tile, shape.kind, fresh, redirect_from, upgrade, joined,
                          tuple(sorted(tracks)), (redirect_from is not None, upgrade, shape.kind))
