@@ -56,6 +56,7 @@ def warm_up(games_per_map: int = 1, settle: bool = True) -> float:
 
 def _warm_map(map_id: str, games: int) -> None:
     chooser = random.Random(map_id)
+    budgets = build.short_budgets(rules_for(map_id))
 
     def word_build_turn(before: State, seat: int, move: GivenMove, *_: object) -> None:
         # Each build turn's listing in words keeps the builds of its hexes' situations
@@ -74,8 +75,6 @@ def _warm_map(map_id: str, games: int) -> None:
                 players = list(before["players"])
                 players[seat] = {**players[seat], "cash": cash}
                 words.listing({**before, "players": players}, seat)
-
-    budgets = build.short_budgets(rules_for(map_id))
 
     for n in range(games):
         final, _ = play_random_game(map_id, 4, f"warm-up-{n}", chooser, cash=300,
