@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 from service.engine.hexgrid import Hex, around, key, opposite, parse_key
 from service.engine.layout import State
@@ -67,6 +68,14 @@ class Network:
     """The track of one state, indexed for tracing. Built per call; cheap (a few hundred pieces)."""
 
     def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
+        self._find_stops(state, board, more_stops)
+        self._index(state)
+        self._routes: list[Route] | None = None
+        self._owners: set[int | None] | None = None
+        self._traced: list[tuple[Piece, Route, set[Hex]]] | None = None
+        self._one_route_each: bool | None = None
+
+    def _find_stops(self, state: State, board: MapData, more_stops: frozenset[Hex]) -> None:
         self.map = board
         # Cities, and hexes a map makes stops without track on them (Iraq's oil fields).
         self.cities: set[Hex] = set(board.cities)
@@ -77,6 +86,8 @@ class Network:
             self.towns -= new_cities
         if more_stops:
             self.cities |= more_stops
+
+    def _index(self, state: State) -> None:
         owners: dict[Piece, int | None] = {}
         ends: dict[tuple[Hex, int], Piece] = {}
         by_hex: dict[Hex, list[Piece]] = {}
@@ -99,10 +110,6 @@ class Network:
         self.owner = owners
         self.end_index = ends
         self.by_hex = by_hex
-        self._routes: list[Route] | None = None
-        self._owners: set[int | None] | None = None
-        self._traced: list[tuple[Piece, Route, set[Hex]]] | None = None
-        self._one_route_each: bool | None = None
 
     # -- editing (used to try a build before it is made) --------------------------------
 
@@ -354,6 +361,47 @@ class Network:
                 and not any(by_hex[h] for h in self.cities.intersection(by_hex))
                 and all(p[2] == CENTRE for h in self.towns.intersection(by_hex) for p in by_hex[h]))
         return self._one_route_each
+
+
+class UnindexedNetwork(Network):
+    """A Network whose indexes of the track (owner, end_index, by_hex) are made when one is
+    first read: for the build listing, which reads the state's track by rank (the listing's
+    TrackAround) and the network's stops, and its indexes only where a walk or a loop check
+    needs them (most listings never: building them cost some 55 k instructions a listing). The
+    state must not change before they are made."""
+
+    def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
+        self._find_stops(state, board, more_stops)
+        self._unindexed: State | None = state
+        self._routes = self._owners = self._traced = None
+        self._one_route_each = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for an attribute not found: the indexes, before they are made.
+        state = self.__dict__.get("_unindexed")
+        if state is None or name not in _INDEXES:
+            raise AttributeError(name)
+        self._unindexed = None
+        self._index(state)
+        return self.__dict__[name]
+
+    def owns_track(self, seat: int) -> bool:
+        state = self._unindexed
+        if state is None:
+            return super().owns_track(seat)
+        # From the state as it holds the track: the same owners the index would hold.
+        for tracks in state["track"].values():
+            for _, _, owner in tracks:
+                if owner == seat:
+                    return True
+        for exits in state["towns"].values():
+            for _, owner in exits:
+                if owner == seat:
+                    return True
+        return False
+
+
+_INDEXES = frozenset(["owner", "end_index", "by_hex"])
 
 
 def _reads(route: Route) -> set[Hex]:

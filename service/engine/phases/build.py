@@ -282,9 +282,10 @@ class TrackAround:
     lists, from HexEdges.settled: `changed`), and each hex's track and town exits as the state
     holds them ([a, b, owner], [e, owner]: `tracks`, `exits`)."""
 
-    __slots__ = ("faced", "changed", "tracks", "exits", "cities")
+    __slots__ = ("map", "faced", "changed", "tracks", "exits", "cities")
 
-    def __init__(self) -> None:
+    def __init__(self, lm: ListingMap) -> None:
+        self.map = lm
         self.faced: set[int] = set()
         self.changed: dict[int, list[EdgeStatus]] = {}
         self.tracks: dict[int, list] = {}
@@ -299,7 +300,7 @@ def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: 
     the hexes' (some 300 edges, most of them leading to an empty hex). The track is read by the
     keys the state holds it by (ListingMap.key_ranks), whole numbers from there on, where the
     network's indexes hash a pair (a hex, an edge) at every lookup."""
-    out = TrackAround()
+    out = TrackAround(lm)
     faced, changed, edges, rank = out.faced, out.changed, lm.edges, lm.rank
     # A stop made where the map has none (a new city, a map's trackless stop): a city across
     # each edge toward it, closed or not.
@@ -702,14 +703,16 @@ def _closes_loop(net: Network, h: Hex, geo: Geometry, pieces: dict[Piece, int | 
     return net.closes_loop(h, list(pieces), through, memo)
 
 
-def _closes_loop_listed(ctx: BuildContext, h: Hex, old: dict[Piece, int | None],
-                        geo: Geometry) -> bool:
-    """_closes_loop, for the listing, on hex h holding `old`: where the track beyond each joined
-    end is known not to come back to the hex (net.end_beyond), the verdict needs no walk with
-    the new pieces, and is the same for every shape that joins the same tracks (kept)."""
+def _closes_loop_listed(ctx: BuildContext, track: TrackAround, r: int, h: Hex,
+                        old: dict[Piece, int | None], geo: Geometry) -> bool:
+    """_closes_loop, for the listing, on hex h (of rank r, `track` the listing's TrackAround)
+    holding `old`: where the track beyond each joined end is known not to come back to the hex
+    (net.end_beyond), the verdict needs no walk with the new pieces, and is the same for every
+    shape that joins the same tracks (kept)."""
     known = ctx.loops.get((h, geo.joined), _UNKNOWN)
     if known is _UNKNOWN:
-        known = ctx.loops[(h, geo.joined)] = _loop_beyond(ctx.net, h, geo.joined, ctx.walks)
+        known = ctx.loops[(h, geo.joined)] = _loop_beyond(ctx.net, track, r, h, geo.joined,
+                                                          ctx.walks)
     if known is not None:
         return known
     return _closes_loop(ctx.net, h, geo, hex_pieces(h, geo, old, ctx.seat), ctx.walks)
@@ -718,19 +721,20 @@ def _closes_loop_listed(ctx: BuildContext, h: Hex, old: dict[Piece, int | None],
 _UNKNOWN = object()
 
 
-def _loop_beyond(net: Network, h: Hex, joined: tuple, memo: dict) -> bool | None:
-    """Whether the `joined` tracks (or town exits) built on h close a loop, as the track
-    beyond their ends tells (net.end_beyond); None when that track comes back to h, and only
-    a walk with the new pieces can tell."""
+def _loop_beyond(net: Network, track: TrackAround, r: int, h: Hex, joined: tuple,
+                 memo: dict) -> bool | None:
+    """Whether the `joined` tracks (or town exits) built on h (of rank r) close a loop, as the
+    track beyond their ends tells (net.end_beyond); None when that track comes back to h, and
+    only a walk with the new pieces can tell."""
     for j in joined:
         if isinstance(j, int):  # a town exit: its route starts at the town on h
-            end = _beyond(net, h, j, memo)
+            end = _beyond(net, track, r, h, j, memo)
             if end is None:
                 return None
             if end is _CYCLE:
                 return True
             continue
-        first, second = _beyond(net, h, j[0], memo), _beyond(net, h, j[1], memo)
+        first, second = _beyond(net, track, r, h, j[0], memo), _beyond(net, track, r, h, j[1], memo)
         if first is None or second is None:
             return None
         if first is _CYCLE or second is _CYCLE or (first == second and first is not _OPEN):
@@ -738,39 +742,72 @@ def _loop_beyond(net: Network, h: Hex, joined: tuple, memo: dict) -> bool | None
     return False
 
 
-_OPEN, _CYCLE = object(), object()
+_OPEN, _CYCLE, _UNSURE = object(), object(), object()
 
 
-def _beyond(net: Network, h: Hex, edge: int, memo: dict) -> Hex | object | None:
-    """net.end_beyond(h, edge, memo) as _loop_beyond reads it: the stop's hex, _OPEN, _CYCLE,
-    or None (the track comes back to h). Track of at most two pieces before its end (most of
-    what a listing asks about: a city across the edge, a stub) is told from the network's
-    index, as Network.walk steps through it; longer track is walked (end_beyond)."""
+def _beyond(net: Network, track: TrackAround, r: int, h: Hex, edge: int,
+            memo: dict) -> int | Hex | object | None:
+    """net.end_beyond(h, edge, memo) as _loop_beyond reads it: the stop (its rank), _OPEN,
+    _CYCLE, or None (the track comes back to h), h of rank r. Track of at most two pieces
+    before its end (most of what a listing asks about: a city across the edge, a stub) is told
+    from the state's track by rank (`track`, the listing's TrackAround), as Network.walk steps
+    through it, without the network's indexes (UnindexedNetwork: most listings never make
+    them); longer track, or track the state holds as no tile does, is walked (end_beyond)."""
     # The two steps are written out, not a helper called twice: the call cost 12 k instructions
     # a cold listing (count_cold --seeds 1: legal.body 0.978 -> 0.990 M).
-    cities, towns, ends = net.cities, net.towns, net.end_index
-    n = around(h)[edge]
+    lm, cities = track.map, track.cities
+    n, entry, _ = lm.facing[r][edge]
     if n in cities:
         return n
-    p = ends.get((n, (edge + 3) % 6))
-    if n in towns:
-        return n if p is not None else _OPEN
-    if p is None:
+    if n in lm.towns:
+        return n if _ends_at(track, n, entry) else _OPEN
+    piece = _piece_at(track, n, entry)
+    if piece is None:
         return _OPEN
-    out = p[2] if p[1] == (edge + 3) % 6 else p[1]
-    beyond = around(n)[out]
-    if beyond != h:
-        if beyond in cities:
-            return beyond
-        facing = ends.get((beyond, (out + 3) % 6))
-        if beyond in towns:
-            return beyond if facing is not None else _OPEN
-        if facing is None:
-            return _OPEN
+    if isinstance(piece, list):  # one track ends there
+        out = piece[1] if piece[0] == entry else piece[0]
+        beyond, facing, _ = lm.facing[n][out]
+        if beyond != r:
+            if beyond in cities:
+                return beyond
+            if beyond in lm.towns:
+                return beyond if _ends_at(track, beyond, facing) else _OPEN
+            if not _ends_at(track, beyond, facing):
+                return _OPEN
     end = net.end_beyond(h, edge, memo)
     if end is None:
         return None
-    return end.hex if end.kind == "stop" else _CYCLE if end.kind == "cycle" else _OPEN
+    return (lm.rank.get(end.hex, end.hex) if end.kind == "stop"
+            else _CYCLE if end.kind == "cycle" else _OPEN)
+
+
+def _ends_at(track: TrackAround, n: int, edge: int) -> bool:
+    """Whether a piece of the state's track on the hex of rank n ends at its edge (a track's end
+    or a town's exit): whether the network's end_index holds (that hex, edge)."""
+    exits = track.exits.get(n)
+    if exits is not None and _has_exit(exits, edge):
+        return True
+    tracks = track.tracks.get(n)
+    return tracks is not None and _has_end(tracks, edge)
+
+
+def _piece_at(track: TrackAround, n: int, edge: int) -> list | object | None:
+    """The track ([a, b, owner]) on the hex of rank n, no stop, that ends at its edge, as the
+    state holds it; None where none does, and _UNSURE where the state holds that hex's track as
+    no tile does (town exits off a town, two tracks at one edge), which only the network's
+    end_index tells as a walk reads it."""
+    if n in track.exits:
+        return _UNSURE
+    tracks = track.tracks.get(n)
+    if tracks is None:
+        return None
+    found = None
+    for piece in tracks:
+        if piece[0] == edge or piece[1] == edge:
+            if found is not None:
+                return _UNSURE
+            found = piece
+    return found
 
 
 # -- urbanization ------------------------------------------------------------------------------
@@ -990,7 +1027,7 @@ class BuildWords(Protocol):
 def legal(state: State, rules: Rules, seat: int, words: BuildWords | None = None) -> list[Move]:
     """The build turn's moves; with `words`, each has its text and each build is its JSON
     (words.listing)."""
-    ctx = BuildContext(state, rules, seat)
+    ctx = BuildContext(state, rules, seat, rules.network(state, unindexed=True))
     net = ctx.net
     build = open_build_turn(state)
     moves: list[Move] = []
@@ -1059,7 +1096,8 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
             for tiles_made, uses_disk, base, exits, town in town_listing.shapes:
                 if base > budget or (left.isdisjoint(tiles_made) and old_tile not in tiles_made) or (
                         uses_disk and no_disk) or (
-                        town is not None and _closes_loop_listed(ctx, h, old, town)):
+                        town is not None and _closes_loop_listed(ctx, track, rank[h], h, old,
+                                                                 town)):
                     continue
                 moves.append({"type": "build", "hex": {"q": q, "r": r},
                               "town_exits": list(exits), "cost": base + extra})
@@ -1078,7 +1116,8 @@ def list_builds(ctx: BuildContext, moves: list[Move], words: BuildWords | None =
         for k, tile, edges, _, loop_geo in listing.shapes:
             cost = costs[k]
             if cost is None or (tile not in left and tile != old_tile) or (
-                    loop_geo is not None and _closes_loop_listed(ctx, h, old, loop_geo)):
+                    loop_geo is not None and _closes_loop_listed(ctx, track, rank[h], h, old,
+                                                                 loop_geo)):
                 continue
             # Unrolled: a tile holds one track or two, and this runs for every move listed.
             tracks = ([[edges[0], edges[1]]] if len(edges) == 2
@@ -1158,14 +1197,26 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
                                         owns)
                 if made is None:
                     continue
-        if made.checked is None or _no_loop_joined(ctx, h, made.joins):
+        if made.checked is None or _no_loop_joined(ctx, track, r, h, made.joins):
             placed[r] = made.joined
         else:
-            held = {p: net.owner[p] for p in net.pieces_on(h)}
-            placed[r] = b",".join([text for text, geo in made.checked
-                                   if geo is None or not _closes_loop_listed(ctx, h, held, geo)])
+            held = _held(track, r, h)
+            placed[r] = b",".join([text for text, geo in made.checked if geo is None
+                                   or not _closes_loop_listed(ctx, track, r, h, held, geo)])
     return list(filter(None, placed))
 
+
+
+def _held(track: TrackAround, r: int, h: Hex) -> dict[Piece, int | None]:
+    """What hex h (of rank r) holds, with owners, as Site.old has it (the network's pieces on
+    it, in its order: the track, then the town exits), from the state's track by rank: the
+    network's indexes are not made for it (UnindexedNetwork)."""
+    held: dict[Piece, int | None] = {}
+    for a, b, owner in track.tracks.get(r, ()):
+        held[(h, a, b)] = owner
+    for e, owner in track.exits.get(r, ()):
+        held[(h, e, CENTRE)] = owner
+    return held
 
 # The joined text of a hex's builds (HexBuilds.joined), for map().
 _JOINED = operator.attrgetter("joined")
@@ -1295,7 +1346,8 @@ def _by_rank(board) -> tuple[Hex, ...]:
     return tuple(sorted(board.terrain))
 
 
-def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool:
+def _no_loop_joined(ctx: BuildContext, track: TrackAround, r: int, h: Hex,
+                    joins: tuple[tuple, ...]) -> bool:
     """Whether no shape of a hex's builds closes a loop, as the track beyond the ends each
     joins tells (_loop_beyond): then every build is listed, their texts joined once
     (HexBuilds.joined). False when one may: each shape is checked on its own then
@@ -1303,7 +1355,7 @@ def _no_loop_joined(ctx: BuildContext, h: Hex, joins: tuple[tuple, ...]) -> bool
     net, walks = ctx.net, ctx.walks
     # A loop, not all() over a generator: this runs for several hexes of every listing.
     for joined in joins:  # noqa: SIM110
-        if _loop_beyond(net, h, joined, walks) is not False:
+        if _loop_beyond(net, track, r, h, joined, walks) is not False:
             return False
     return True
 

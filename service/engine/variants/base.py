@@ -13,7 +13,7 @@ from service.engine.contract_types import ProduceMove
 from service.engine.hexgrid import Hex, key
 from service.engine.layout import Event, GivenMove, Move, State
 from service.engine.maps import MapData
-from service.engine.network import Network, Route
+from service.engine.network import Network, Route, UnindexedNetwork
 from service.engine.state import action_holder, active_players, raise_locomotive
 
 ALL_EDGES = (0, 1, 2, 3, 4, 5)
@@ -23,8 +23,11 @@ class Rules:
     def __init__(self, board: MapData) -> None:
         self.map = board
 
-    def network(self, state: State) -> Network:
-        return Network(state, self.map, self.trackless_stops(state))
+    def network(self, state: State, *, unindexed: bool = False) -> Network:
+        """The state's track network; `unindexed`, its indexes of the track made only when
+        first read (UnindexedNetwork: for the build listing)."""
+        made = UnindexedNetwork if unindexed else Network
+        return made(state, self.map, self.trackless_stops(state))
 
     def trackless_stops(self, state: State) -> frozenset[Hex]:
         """Hexes that end links like a city though no city is there (Iraq's oil fields)."""
