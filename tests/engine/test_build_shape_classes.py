@@ -57,3 +57,38 @@ def test_a_class_is_read_through_the_rules_own_sets() -> None:
         c = S._class_of((s,) * 6)[0]
         assert (s in S.ANCHORS, s in S.OPEN, s in S.BARRED) == (
             c in S.ANCHORS, c in S.OPEN, c in S.BARRED)
+
+
+def test_a_surroundings_options_are_every_shape_its_geometry_accepts() -> None:
+    """track_options and town_options judge only candidates (their masks leave out what the
+    geometry refuses for whose track is turned or a builder's first tile) and keep each
+    candidate's geometry by the statuses it reads: what they list must be every shape that
+    track_geometry / town_geometry accepts there, with its geometry, whatever surroundings were
+    met before."""
+    rng = random.Random(12)
+    order = {tracks: i for i, tracks in enumerate(T.TRACK_SHAPES)}
+
+    def accepted(judge, shapes, *args):
+        out = []
+        for shape in shapes:
+            try:
+                out.append((shape, judge(shape, *args)))
+            except S.Refusal:
+                continue
+        return out
+
+    listed = 0
+    for old, turnable, status, owns in surroundings(rng, 3000):
+        got = S.track_options(old, turnable, status, owns)
+        want = accepted(S.track_geometry, T.TRACK_SHAPES, old, turnable, status, owns)
+        assert sorted(got, key=lambda o: order[o[0]]) == want, (old, turnable, status, owns)
+        listed += len(got)
+    for _ in range(3000):
+        old_exits = frozenset(e for e in range(6) if rng.random() < .3)
+        status = tuple(rng.choice(STATUSES) for _ in range(6))
+        mine, owns = rng.random() < .5, rng.random() < .7
+        got_towns = S.town_options(old_exits, mine, status, owns)
+        assert list(got_towns) == accepted(S.town_geometry, T.TOWN_SHAPES, old_exits, mine,
+                                           status, owns), (old_exits, mine, status, owns)
+        listed += len(got_towns)
+    assert listed > 5000

@@ -15,8 +15,9 @@ names one: the geometry itself never knows which hex it is).
 
 from __future__ import annotations
 
-from functools import lru_cache
-from typing import NamedTuple
+from collections.abc import Callable
+from functools import lru_cache, partial
+from typing import Any, NamedTuple, TypeVar, get_args
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -63,6 +64,12 @@ class TownGeometry(NamedTuple):
     exits: tuple[int, ...]  # every exit afterwards, sorted (the move's form)
 
 
+# The geometries made from their fields in order, without the NamedTuple's __new__ (a Python
+# function, a frame per geometry: a fresh worker makes a few hundred in its first listings).
+_new_track_geometry = partial(tuple.__new__, TrackGeometry)
+_new_town_geometry = partial(tuple.__new__, TownGeometry)
+
+
 class Refusal(Exception):
     """A rule a build breaks, as a value: the geometry's (whatever hex it is on) and build.judge_price's.
     `refused` makes it the IllegalMove of the hex judged; `code` is one of errors.CODES."""
@@ -89,8 +96,9 @@ def _check_connected(status: Status, ends, detail: str) -> None:
     city through that player's track"), for new track, new town exits and a redirected track
     alike: one of `ends` meets a city, the builder's own track end, or an unowned track end whose
     route runs back to a city or to a town where the builder has track."""
-    if any(status[e] in ANCHORS for e in ends):
-        return
+    for e in ends:  # a loop, not any() over a generator: the listing asks it of every shape
+        if status[e] in ANCHORS:
+            return
     for e in ends:
         if status[e] == "stranded":
             raise Refusal("UNOWNED_TRACK_UNCONNECTED",
@@ -102,7 +110,7 @@ def _check_connected(status: Status, ends, detail: str) -> None:
 def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, status: Status,
                   owns: bool) -> TownGeometry:
     """`mine`: the builder owns track on this hex; `owns`: the builder owns track anywhere."""
-    shape = T.town_shape(exits)
+    shape = T.TOWN_SHAPES.get(exits)
     if shape is None:
         raise Refusal("TILE_UNKNOWN", f"no town tile has exits {sorted(exits)}")
     if not old_exits <= exits:
@@ -110,7 +118,9 @@ def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
     added = tuple(sorted(exits - old_exits))
     if not added:
         raise Refusal("BAD_MOVE", "the build changes nothing")
-    _check_edges(status, added)
+    for e in added:  # _check_edges only where it refuses (its refusal names the first edge)
+        if status[e] in BARRED:
+            _check_edges(status, added)
     if not mine:
         _check_connected(status, added, "town track must connect to a city or your own track")
     if not owns:
@@ -118,13 +128,13 @@ def town_geometry(exits: frozenset[int], old_exits: frozenset[int], mine: bool, 
     b = R.BUILD_COSTS
     cost = b["town_base"] + b["town_per_exit"] * len(exits) if not old_exits else b["upgrade_town"]
     joined = tuple([e for e in added if status[e] not in OPEN])
-    return TownGeometry(shape, added, joined, cost, tuple(sorted(exits)))
+    return _new_town_geometry((shape, added, joined, cost, tuple(sorted(exits))))
 
 
 def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
                    turnable: frozenset[Track], status: Status, owns: bool) -> TrackGeometry:
     """`turnable`: the old tracks the builder may redirect (its own or unowned)."""
-    shape = T.track_shape(tracks)
+    shape = T.TRACK_SHAPES.get(tracks)
     if shape is None:
         raise Refusal("TILE_UNKNOWN", f"no track tile holds {sorted(tracks)}")
     if old_tracks:
@@ -139,7 +149,9 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
         redirect_from, turned = _check_redirect(removed, added, turnable, status)
         fresh: tuple[Track, ...] = (turned,)
     else:
-        _check_edges(status, [e for t in added for e in t])
+        for a, b in added:  # _check_edges only where it refuses (it names the first edge)
+            if status[a] in BARRED or status[b] in BARRED:
+                _check_edges(status, [e for t in added for e in t])
         for t in added:
             if status[t[0]] not in ANCHORS and status[t[1]] not in ANCHORS:  # else no text to make
                 _check_connected(status, t,
@@ -150,8 +162,8 @@ def track_geometry(tracks: frozenset[Track], old_tracks: frozenset[Track],
         fresh = tuple(added)
     joined = tuple([t for t in fresh if status[t[0]] not in OPEN and status[t[1]] not in OPEN])
     upgrade = bool(old_tracks) and redirect_from is None
-    return TrackGeometry(shape.tile, shape.kind, fresh, redirect_from, upgrade, joined,
-                         tuple(sorted(tracks)), (redirect_from is not None, upgrade, shape.kind))
+    return _new_track_geometry((shape.tile, shape.kind, fresh, redirect_from, upgrade, joined,
+                                tuple(sorted(tracks)), (redirect_from is not None, upgrade, shape.kind)))
 
 
 def _check_redirect(removed: list[Track], added: list[Track], turnable: frozenset[Track],
@@ -187,38 +199,82 @@ def _mask(edges) -> int:
     return m
 
 
-# Each track shape with the edge mask of each of its tracks, and each town shape with its mask.
-_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks)) for tracks in T.TRACK_SHAPES]
+# Each track shape with the edge mask of each of its tracks and, when it is a simple tile (one
+# track), that track's (0 otherwise: see Candidate), and each town shape with its mask.
+_TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks),
+                 _mask(next(iter(tracks))) if T.TRACK_SHAPES[tracks].kind == "simple" else 0)
+                for tracks in T.TRACK_SHAPES]
 _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
+# By the mask of a town's exits, the town shapes that add to them (in _TOWN_MASKS' order), each
+# with the mask of the exits it adds: _candidate_towns looks at these alone.
+_TOWNS_OVER = tuple([(exits, mask & ~old) for exits, mask in _TOWN_MASKS
+                     if mask & old == old and mask != old] for old in range(64))
 
 # The tracks of a tile share no edge (track_options' masks for _candidate_tracks rely on it).
 if any(len({e for t in tracks for e in t}) != 2 * len(tracks) for tracks in T.TRACK_SHAPES):
     raise RuntimeError("two tracks of a tile share an edge: _candidate_tracks' masks leave it out")
+
+# A simple tile holds one track (a first tile's, FIRST_TILE_SIMPLE, is the one its Candidate gives).
+if any(shape.kind == "simple" and len(tracks) != 1 for tracks, shape in T.TRACK_SHAPES.items()):
+    raise RuntimeError("a simple tile with more than one track: _TRACK_MASKS gives one")
 
 # build.list_builds writes a move's tracks unrolled, for a tile of one track or two.
 if max(map(len, T.TRACK_SHAPES)) > 2:
     raise RuntimeError("a track tile with more than two tracks: build.list_builds lists two at most")
 
 
+# A surrounding's statuses as one whole number, three bits an edge (edge e's at bit 3e), so that
+# the statuses a shape's geometry reads are its code masked (_shape_geometry's keys).
+_STATUS_CODES: dict[str, int] = {s: i for i, s in enumerate(get_args(EdgeStatus))}
+# The status code's bits of each set of edges, by its edge mask (bit e: edge e).
+_WIDE = tuple(sum(7 << 3 * e for e in range(6) if m >> e & 1) for m in range(64))
+
+
+def _status_code(status: Status) -> int:
+    code = 0
+    for e, s in enumerate(status):
+        code |= _STATUS_CODES[s] << 3 * e
+    return code
+
+
+def _reads(tracks: frozenset[Track]) -> int:
+    """The status code's bits of the edges of `tracks`."""
+    return _WIDE[_mask(e for t in tracks for e in t)]
+
+
+# A candidate shape of a plain hex (_candidate_tracks): its tracks, the old track it turns (a
+# redirect; None for a new tile or an upgrade), the edge mask of its track when it is a new
+# simple tile (0 otherwise: the only shape a builder with no track may start with, when that
+# track meets a city, FIRST_TILE_SIMPLE), and the status code's bits (_status_code) of the
+# edges whose statuses its geometry reads (_shape_geometry).
+Candidate = tuple[frozenset[Track], Track | None, int, int]
+
+
 @lru_cache(maxsize=1 << 14)
 def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int,
-                      loose: int) -> tuple[frozenset, ...]:
+                      loose: int) -> tuple[Candidate, ...]:
     """A superset of the shapes a plain hex may take: new tiles or upgrades whose added tracks
     are anchored and not barred, and the one-track redirects that keep a joined end whose other
     end is loose (`loose`: the edges whose status is open) and turn it to an edge not barred
-    (the others _check_redirect refuses). Kept per argument set: many classes of surrounding
-    share their masks (the bound only guards memory; a few thousand met, a short tuple
-    each)."""
-    out: list[frozenset] = []
+    (the others _check_redirect refuses). What else track_options reads of a candidate before
+    it judges it comes with it (Candidate): whose track may be turned and whether the builder
+    owns track differ between surroundings that share these masks. Kept per argument set: many
+    classes of surrounding share their masks (the bound only guards memory; a few thousand
+    met, a short tuple each)."""
+    out: list[Candidate] = []
     if not old_tracks and not anchored:
         return ()
-    for tracks, masks in _TRACK_MASKS:
+    for tracks, masks, simple in _TRACK_MASKS:
         if old_tracks:
             if not old_tracks < tracks:
                 continue
-            masks = tuple(_mask(t) for t in tracks - old_tracks)
-        if all(not m & bad and m & anchored for m in masks):
-            out.append(tracks)
+            masks = tuple([_mask(t) for t in tracks - old_tracks])
+            simple = 0
+        for m in masks:  # a loop, not all() over a generator: some 50 shapes a surrounding
+            if m & bad or not m & anchored:
+                break
+        else:
+            out.append((tracks, None, simple, _reads(tracks ^ old_tracks)))
     for t in old_tracks:
         rest = old_tracks - {t}
         used = {e for r in rest for e in r}
@@ -230,21 +286,21 @@ def _candidate_tracks(old_tracks: frozenset[Track], anchored: int, bad: int,
                     continue
                 tracks = rest | {T.norm(kept, turned)}
                 if tracks in T.TRACK_SHAPES:
-                    out.append(tracks)
+                    out.append((tracks, t, 0, _reads(tracks ^ old_tracks)))
     return tuple(out)
 
 
 @lru_cache(maxsize=1 << 12)
 def _candidate_towns(old_mask: int, mine: bool, anchored: int,
-                     bad: int) -> tuple[frozenset, ...]:
+                     bad: int) -> tuple[tuple[frozenset, int], ...]:
     """The sets of exits a town hex may take whose added exits are not barred and, unless the
-    builder has track there, anchored. Kept per argument set (at most 2^19, a few hundred
-    met)."""
+    builder has track there, anchored, each with the status code's bits of its added exits (what
+    its geometry reads of the statuses: _shape_geometry). Kept per argument set (at most 2^19,
+    a few hundred met)."""
     out = []
-    for exits, mask in _TOWN_MASKS:
-        added = mask & ~old_mask
-        if mask & old_mask == old_mask and added and not added & bad and (mine or added & anchored):
-            out.append(exits)
+    for exits, added in _TOWNS_OVER[old_mask]:
+        if not added & bad and (mine or added & anchored):
+            out.append((exits, _WIDE[added]))
     return tuple(out)
 
 
@@ -331,6 +387,34 @@ def _class_of(status: Status) -> Status:
     return tuple([_CLASS_OF[s] for s in status])
 
 
+# Each candidate's geometry (None: refused) by what it reads: its shape, what the hex holds, the
+# statuses of the edges its new track meets (Candidate's, _candidate_towns' bits of the status
+# code) and, for a track, whether the builder owns track (a town's options need it). A class of
+# surrounding met for the first time shares most of its shapes with classes met before, which
+# differ on other edges: a fresh worker's first listings judge a third of them, not all (the
+# bench's). The keys leave out what track_options has already checked: whose track a redirect
+# turns. Filled by track_options and town_options; the bound only guards memory (the warm-up
+# keeps some 1,500).
+_KEPT_TRACKS: dict[tuple, TrackGeometry | None] = {}
+_KEPT_TOWNS: dict[tuple, TownGeometry | None] = {}
+_SHAPES_KEPT = 1 << 15
+_UNSEEN: Any = object()  # what a key not kept gets (Any: mypy narrows no sentinel object)
+G = TypeVar("G", TrackGeometry, TownGeometry)
+
+
+def _shape_geometry(kept: dict[tuple, G | None], key: tuple, judge: Callable[..., G],
+                    *args: object) -> G | None:
+    """judge(*args), track_geometry's or town_geometry's, None when it refuses: kept under key."""
+    try:
+        geo = judge(*args)
+    except Refusal:
+        geo = None
+    if len(kept) >= _SHAPES_KEPT:
+        kept.clear()
+    kept[key] = geo
+    return geo
+
+
 # The distinct surroundings met in play number in the thousands; the bound only guards memory.
 @lru_cache(maxsize=1 << 15)
 def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], status: Status,
@@ -347,10 +431,23 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
         used = _mask(e for t in old_tracks for e in t)
         loose = _mask(e for e in range(6) if status[e] in OPEN) & used
         anchored, bad = anchored & ~used, bad & ~used
-    for tracks in _candidate_tracks(old_tracks, anchored, bad, loose):
-        try:  # not contextlib.suppress: a context manager per candidate costs about as much
-            geo = track_geometry(tracks, old_tracks, turnable, status, owns)
-        except Refusal:
+    # A builder with no track starts with a new simple tile whose track meets a city.
+    cities = 0 if owns else _mask(e for e in range(6) if status[e] == "city")
+    code = _status_code(status)
+    for tracks, turns, first, reads in _candidate_tracks(old_tracks, anchored, bad, loose):
+        # What track_geometry would refuse for these alone (REDIRECT_NOT_ALLOWED of a track
+        # the builder may not turn, FIRST_TILE_SIMPLE) is not judged: a refusal costs as much
+        # as a geometry. The rest of what it reads is the key of _shape_geometry.
+        if turns is not None:
+            if turns not in turnable:
+                continue
+        elif not owns and not first & cities:
+            continue
+        geo = _KEPT_TRACKS.get((tracks, old_tracks, code & reads, owns), _UNSEEN)
+        if geo is _UNSEEN:
+            geo = _shape_geometry(_KEPT_TRACKS, (tracks, old_tracks, code & reads, owns),
+                                  track_geometry, tracks, old_tracks, turnable, status, owns)
+        if geo is None:
             continue
         out.append((tracks, geo))
     return tuple(out)
@@ -368,12 +465,14 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
     old = _mask(old_exits)
     anchored, bad = _masks(status)
     anchored = 0 if mine else anchored & ~old
-    for exits in _candidate_towns(old, mine, anchored, bad & ~old):
-        try:
-            town = town_geometry(exits, old_exits, mine, status, owns)
-        except Refusal:
-            continue
-        out.append((exits, town))
+    code = _status_code(status)
+    for exits, reads in _candidate_towns(old, mine, anchored, bad & ~old):
+        town = _KEPT_TOWNS.get((exits, old_exits, mine, code & reads), _UNSEEN)
+        if town is _UNSEEN:
+            town = _shape_geometry(_KEPT_TOWNS, (exits, old_exits, mine, code & reads),
+                                   town_geometry, exits, old_exits, mine, status, owns)
+        if town is not None:
+            out.append((exits, town))
     return tuple(out)
 
 
