@@ -257,13 +257,17 @@ def _texts(teller: Teller, state: State, seat: int, moves: Sequence[GivenMove]) 
     """The text of each of `moves`, a listing of `seat` (with_texts)."""
     who = teller.who(seat)
     stops: dict[str, tuple[Hex, Hex]] | None = None
-    builds = _BuildWords(teller, who, state)
+    # Made at the first build: a build turn's listing words its builds apart (ListedBuilds),
+    # and leaves here only its other moves (end_build, the map's own).
+    builds: _BuildWords | None = None
     named = teller.places.named
     colours = _new_city_colours(teller.map_id)
     out = []
     for move in moves:
         kind = move["type"]
         if kind == "build" and "cost" in move:
+            if builds is None:
+                builds = _BuildWords(teller, who, state)
             text = builds.text(move)
             if text is not None:
                 out.append(text)

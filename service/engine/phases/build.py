@@ -329,13 +329,16 @@ def _track_around(state: State, lm: ListingMap, net: Network, seat: int, stops: 
             out.tracks[at] = pieces
             faced.add(at)
             row, off_stop = facing[at], at not in cities
-            for piece in pieces:
+            for piece in pieces:  # its two ends written out: no loop over a pair made for it
                 a, b, owner = piece
-                for e in (a, b):
-                    n, edge, may_change = row[e]
-                    faced.add(n)
-                    if may_change and off_stop:
-                        opened.append((n, edge, owner, at, e, piece))
+                n, edge, may_change = row[a]
+                faced.add(n)
+                if may_change and off_stop:
+                    opened.append((n, edge, owner, at, a, piece))
+                n, edge, may_change = row[b]
+                faced.add(n)
+                if may_change and off_stop:
+                    opened.append((n, edge, owner, at, b, piece))
     # The towns' exits as the track above, one end a piece. Written out, not shared with the
     # loop above: merged (a town's piece as a track's with one end) it cost a cold listing
     # 14 k instructions more (count_cold --split --played, 616d840's round).
@@ -1163,8 +1166,9 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
         special, plain = _split_candidates(state, lm, track)
     changed = edge_statuses_of(state, rules, net, seat, special, ctx._closable, track, ctx.walks)
     # Each hex's builds (their texts joined) by rank, put in place (the plain hexes' at once,
-    # by C loops, the others' one by one), then taken in rank order: no sort.
-    placed: list[bytes] = [b""] * len(lm.hexes)
+    # by C loops, the others' one by one), then taken in rank order: no sort. The hexes with
+    # none hold None, which filter() tells false at once (an empty bytes' length is asked).
+    placed: list[bytes | None] = [None] * len(lm.hexes)
     if plain and settled is not None:
         # Empty, their statuses the map's, no town: HexEdges.settled. Their shapes join nothing
         # but the map's cities (no track is on them or faces them), each across an edge of its
