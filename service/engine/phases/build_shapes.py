@@ -205,6 +205,8 @@ _TRACK_MASKS = [(tracks, tuple(_mask(t) for t in tracks),
                  _mask(next(iter(tracks))) if T.TRACK_SHAPES[tracks].kind == "simple" else 0)
                 for tracks in T.TRACK_SHAPES]
 _TOWN_MASKS = [(exits, _mask(exits)) for exits in T.TOWN_SHAPES]
+# The edges of each track shape (what a hex holds): the mask of their edges.
+_EDGES_OF = {tracks: _mask(e for t in tracks for e in t) for tracks in T.TRACK_SHAPES}
 # By the mask of a town's exits, the town shapes that add to them (in _TOWN_MASKS' order), each
 # with the mask of the exits it adds: _candidate_towns looks at these alone.
 _TOWNS_OVER = tuple([(exits, mask & ~old) for exits, mask in _TOWN_MASKS
@@ -224,17 +226,10 @@ if max(map(len, T.TRACK_SHAPES)) > 2:
 
 
 # A surrounding's statuses as one whole number, three bits an edge (edge e's at bit 3e), so that
-# the statuses a shape's geometry reads are its code masked (_shape_geometry's keys).
+# the statuses a shape's geometry reads are its code masked (_shape_geometry's keys: _status_masks).
 _STATUS_CODES: dict[str, int] = {s: i for i, s in enumerate(get_args(EdgeStatus))}
 # The status code's bits of each set of edges, by its edge mask (bit e: edge e).
 _WIDE = tuple(sum(7 << 3 * e for e in range(6) if m >> e & 1) for m in range(64))
-
-
-def _status_code(status: Status) -> int:
-    code = 0
-    for e, s in enumerate(status):
-        code |= _STATUS_CODES[s] << 3 * e
-    return code
 
 
 def _reads(tracks: frozenset[Track]) -> int:
@@ -245,7 +240,7 @@ def _reads(tracks: frozenset[Track]) -> int:
 # A candidate shape of a plain hex (_candidate_tracks): its tracks, the old track it turns (a
 # redirect; None for a new tile or an upgrade), the edge mask of its track when it is a new
 # simple tile (0 otherwise: the only shape a builder with no track may start with, when that
-# track meets a city, FIRST_TILE_SIMPLE), and the status code's bits (_status_code) of the
+# track meets a city, FIRST_TILE_SIMPLE), and the status code's bits (_status_masks) of the
 # edges whose statuses its geometry reads (_shape_geometry).
 Candidate = tuple[frozenset[Track], Track | None, int, int]
 
@@ -304,19 +299,30 @@ def _candidate_towns(old_mask: int, mine: bool, anchored: int,
     return tuple(out)
 
 
-def _masks(status: Status) -> tuple[int, int]:
-    """The edges that anchor, and those barred (one loop: ANCHORS and BARRED are disjoint)."""
-    anchored = bad = 0
+@lru_cache(maxsize=1 << 15)
+def _status_masks(status: Status) -> tuple[int, int, int, int, int]:
+    """What track_options and town_options read of a surrounding's statuses, in one loop: the
+    edges that anchor, those barred (ANCHORS and BARRED are disjoint), those open, those that
+    meet a city (bit e: edge e), and its status code (_STATUS_CODES, three bits an edge). Kept
+    per statuses (most of them classes' representatives, which many surroundings share: a few
+    thousand)."""
+    anchored = bad = loose = cities = code = 0
     for e, s in enumerate(status):
+        bit = 1 << e
         if s in ANCHORS:
-            anchored |= 1 << e
+            anchored |= bit
+            if s == "city":
+                cities |= bit
         elif s in BARRED:
-            bad |= 1 << e
-    return anchored, bad
+            bad |= bit
+        if s in OPEN:
+            loose |= bit
+        code |= _STATUS_CODES[s] << 3 * e
+    return anchored, bad, loose, cities, code
 
 
 if ANCHORS & BARRED:
-    raise RuntimeError("an edge status both anchors and is barred: _masks reads them apart")
+    raise RuntimeError("an edge status both anchors and is barred: _status_masks reads them apart")
 
 
 # -- one shape, judged once per distinct surrounding ---------------------------------------------
@@ -421,19 +427,18 @@ def track_options(old_tracks: frozenset[Track], turnable: frozenset[Track], stat
                   owns: bool) -> tuple[tuple[frozenset[Track], TrackGeometry], ...]:
     """Every track shape a plain hex with these surroundings may take, with its geometry."""
     out = []
-    anchored, bad = _masks(status)
-    loose = 0
+    # `cities`: a builder with no track starts with a new simple tile whose track meets a city.
+    anchored, bad, loose, cities, code = _status_masks(status)
     if old_tracks:
         # _candidate_tracks reads the old tracks' edges only for whether they are loose (the
         # tracks of a tile share no edge: an upgrade adds tracks on the other edges, a redirect
         # turns to one): the masks keep only what it reads, so that more surroundings share
         # them and a fresh worker finds more of them kept.
-        used = _mask(e for t in old_tracks for e in t)
-        loose = _mask(e for e in range(6) if status[e] in OPEN) & used
+        used = _EDGES_OF.get(old_tracks) or _mask(e for t in old_tracks for e in t)
+        loose &= used
         anchored, bad = anchored & ~used, bad & ~used
-    # A builder with no track starts with a new simple tile whose track meets a city.
-    cities = 0 if owns else _mask(e for e in range(6) if status[e] == "city")
-    code = _status_code(status)
+    else:
+        loose = 0
     for tracks, turns, first, reads in _candidate_tracks(old_tracks, anchored, bad, loose):
         # What track_geometry would refuse for these alone (REDIRECT_NOT_ALLOWED of a track
         # the builder may not turn, FIRST_TILE_SIMPLE) is not judged: a refusal costs as much
@@ -463,9 +468,8 @@ def town_options(old_exits: frozenset[int], mine: bool, status: Status,
     # _candidate_towns reads the masks on the added exits alone, and `anchored` only when the
     # builder has no track here: they keep only that, so that more surroundings share them.
     old = _mask(old_exits)
-    anchored, bad = _masks(status)
+    anchored, bad, _, _, code = _status_masks(status)
     anchored = 0 if mine else anchored & ~old
-    code = _status_code(status)
     for exits, reads in _candidate_towns(old, mine, anchored, bad & ~old):
         town = _KEPT_TOWNS.get((exits, old_exits, mine, code & reads), _UNSEEN)
         if town is _UNSEEN:
@@ -534,8 +538,14 @@ def town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bo
 
 @lru_cache(maxsize=1 << 14)
 def _town_listing(old_exits: frozenset[int], mine: bool, status: Status, owns: bool) -> TownListing:
-    shapes = tuple((geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
-                    geo if geo.joined else None)
-                   for _, geo in town_options(old_exits, mine, status, owns))
-    bases = [base for _, _, base, _, _ in shapes]
-    return TownListing(shapes, max(bases, default=0), min(bases, default=0))
+    options = town_options(old_exits, mine, status, owns)
+    if not options:
+        return _NO_TOWNS
+    # Lists, not generators: a fresh worker's first listings lay out some 65 of these.
+    shapes = tuple([(geo.shape.tiles, geo.shape.uses_disk, geo.base_cost, geo.exits,
+                     geo if geo.joined else None) for _, geo in options])
+    bases = [geo.base_cost for _, geo in options]
+    return TownListing(shapes, max(bases), min(bases))
+
+
+_NO_TOWNS = TownListing(())
