@@ -173,6 +173,38 @@ def _share_url_rule_builders() -> None:
 _share_url_rule_builders()
 
 
+# ---- the test client closes what it has read, as a server closes what it has sent ---------------
+# The app leaves work for after a response (service/api/plumbing/after_response.py: the next
+# seat's legal moves, listed ahead once a move is committed); it runs when the server closes the
+# response. Flask's test client closes nothing: the listing stayed marked pending, and every
+# reader of it waited Settings.legal_moves_wait_ms (50 ms) before listing for itself, 40 s idle
+# over the quick tier (tests/api/test_digests.py alone: 5 s). Here a response that is not a
+# stream is read whole and closed before the test sees it. A test that asks for
+# `buffered=False` (a stream, or a response it closes itself: test_games's listings ahead)
+# gets it as it was; closing a response twice runs its work once.
+
+
+def _close_responses_as_a_server_does() -> None:
+    from flask import Flask
+    from flask.testing import FlaskClient
+
+    class ServedClient(FlaskClient):
+        def open(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            chosen = "buffered" in kwargs
+            response = super().open(*args, **kwargs)
+            if not chosen and response.mimetype != "text/event-stream":
+                response.make_sequence()
+                on_close, response._on_close = list(response._on_close), []
+                for close in on_close:
+                    close()
+            return response
+
+    Flask.test_client_class = ServedClient
+
+
+_close_responses_as_a_server_does()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

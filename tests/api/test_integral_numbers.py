@@ -9,6 +9,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from service.store import MemoryStore
 from tests.api.conftest import Api
 
 
@@ -88,7 +89,10 @@ def test_a_game_played_with_integral_floats_is_the_game_played_with_integers(api
     assert floats_in(as_floats) == []  # none kept: each 2.0 became the integer 2
 
 
-def test_a_half_in_any_integer_field_of_any_move_is_a_400_that_changes_nothing(api: Api) -> None:
+def test_a_half_in_any_integer_field_of_any_move_is_a_400_that_changes_nothing(api_on) -> None:
+    # Rate limits off: this sends a few hundred refused writes as fast as the app answers them,
+    # over 30 a second (the write limit, tested in test_rate_limits.py) once nothing waits.
+    api = api_on(MemoryStore(), rate_limits=False)
     game = api.create(seed="halves")
     gid, tokens = game["game_id"], [s["token"] for s in game["seats"]]
     rng = random.Random(5)
