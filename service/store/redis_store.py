@@ -745,23 +745,21 @@ class RedisStore(GameStore):
 
     def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
         keys = game_keys(game_id, self._prefix)
-        marks = [keys.state, kept_key(game_id, name, self._prefix),
-                 kept_key(game_id, READ + name, self._prefix)]
+        # kept_key's names made from the keys at hand: every listing pays each call.
+        kept = f"{keys.base}:kept:"
+        read_game = ("HMGET", keys.state, "version", "state", "meta", "ttl")
+        marks = (keys.state, kept + name, kept + READ + name, ttl)  # _MARK_READ's 3 keys, its ARGV
 
         def read(client: Client) -> list[Any]:
             # The game read plainly and the marks by a script in the same round trip (not one
             # script reading it all: _MARK_READ says why), sent as _replies sends them; the
             # script by its SHA, as redis-py's pipelines would ask first, in a round trip of
             # its own, whether Redis has it.
-            def commands() -> list[tuple]:
-                return [("HMGET", keys.state, "version", "state", "meta", "ttl"),
-                        ("EVALSHA", self._mark_read.sha, len(marks), *marks, ttl)]
-
             try:
-                return _replies(client, *commands())
+                return _replies(client, read_game, ("EVALSHA", self._mark_read.sha, 3, *marks))
             except NoScriptError:  # Redis restarted, or its scripts flushed: load it, then again
                 self._mark_read.sha = client.script_load(self._mark_read.script)
-                return _replies(client, *commands())
+                return _replies(client, read_game, ("EVALSHA", self._mark_read.sha, 3, *marks))
 
         values, (marked, has_value, again, left) = self._run("load", read)
         self._push_back_if_due(keys, values, left)
@@ -770,8 +768,8 @@ class RedisStore(GameStore):
             return None
         if marked != version:
             # A commit came between the read and the marks: their answer is of another version.
-            has_value = again = 0
-        return Stored(int(version), state, meta), bool(has_value), bool(again)
+            return Stored(int(version), state, meta), False, False
+        return Stored(int(version), state, meta), has_value == 1, again == 1
 
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:
         # Read apart from peek_kept (_MARK_READ says why). A newer version's value may have
