@@ -60,10 +60,6 @@ class Route:
         return out
 
 
-def other_edge(piece: Piece, edge: int) -> int:
-    return piece[2] if piece[1] == edge else piece[1]
-
-
 class Network:
     """The track of one state, indexed for tracing. Built per call; cheap (a few hundred pieces)."""
 
@@ -197,9 +193,6 @@ class Network:
     def facing(self, h: Hex, edge: int) -> Piece | None:
         """The piece on the far side of h's edge that ends at that edge, if any."""
         return self.end_index.get((around(h)[edge], opposite(edge)))
-
-    def is_stop(self, h: Hex) -> bool:
-        return h in self.cities or h in self.towns
 
     def walk(self, h: Hex, edge: int, seen: set[Piece],
              swap: tuple[Hex, dict[int, Piece]] | None = None) -> tuple[list[Piece], End]:
