@@ -3,11 +3,8 @@
 # The tests run in two xdist workers a core (pytest-xdist --dist loadgroup; AOS_TEST_WORKERS sets
 # another count): most of the suite waits on servers, processes and sockets rather than on the
 # CPU: a whole run on 2 cores took 4 min 31 s with 4 workers, using 7 CPU-minutes of the 8.6
-# there were; with a worker a core the cores stood idle about a third of the time. (On a slower
-# 2-core machine, 2,058 tests: 6 min 51 s; on a third, 2,143 tests: 5 min 4 s; on a fourth, 2,146
-# tests: 5 min 52 s, 7 min 18 s in a fresh clone; on a fifth, 2,160 tests: 4 min 33 s in a fresh
-# clone; on a sixth, slower that night, 2,161 tests: 5 min 20 s in a fresh clone, 4 min 21 s
-# with its venv.) Each worker
+# there were; with a worker a core the cores stood idle about a third of the time. (In a fresh
+# clone on a quiet 2-core machine, 2026-12-05: 2,172 tests, 4 min 48 s with the installs.) Each worker
 # starts its own Redis servers and PostgreSQL clusters on free ports. --quick leaves out the slow tiers (-m "not
 # slow": e2e under gunicorn, scale and Redis Cluster, deploy, archive outages, browser, whole random
 # games, schemathesis, mypy, processes; the markers are in pyproject.toml), for the edit-test loop.
