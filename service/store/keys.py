@@ -55,7 +55,12 @@ def tombstone_key(game_id: str, prefix: str = PREFIX) -> str:
 
 
 def kept_key(game_id: str, name: str, prefix: str = PREFIX) -> str:
-    return f"{game_keys(game_id, prefix).base}:kept:{name}"
+    return kept_key_of(game_keys(game_id, prefix), name)
+
+
+def kept_key_of(keys: GameKeys, name: str) -> str:
+    """kept_key from the game's keys at hand (a listing's read names two: the value and its read mark)."""
+    return f"{keys.base}:kept:{name}"
 
 
 # The mark that a kept name was read lately (GameStore.commit's `ahead`), kept under this + the name.

@@ -66,6 +66,7 @@ from .keys import (
     game_keys,
     idem_key,
     kept_key,
+    kept_key_of,
     shard_keys,
     shard_of,
     tombstone_key,
@@ -745,10 +746,9 @@ class RedisStore(GameStore):
 
     def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
         keys = game_keys(game_id, self._prefix)
-        # kept_key's names made from the keys at hand: every listing pays each call.
-        kept = f"{keys.base}:kept:"
         read_game = ("HMGET", keys.state, "version", "state", "meta", "ttl")
-        marks = (keys.state, kept + name, kept + READ + name, ttl)  # _MARK_READ's 3 keys, its ARGV
+        # _MARK_READ's 3 keys and its ARGV, the kept names from the keys at hand (kept_key_of).
+        marks = (keys.state, kept_key_of(keys, name), kept_key_of(keys, READ + name), ttl)
 
         def read(client: Client) -> list[Any]:
             # The game read plainly and the marks by a script in the same round trip (not one

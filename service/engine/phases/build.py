@@ -1210,7 +1210,6 @@ def _worded_builds(ctx: BuildContext, words: BuildWords) -> list[bytes]:
     return list(filter(None, placed))
 
 
-
 def _held(track: TrackAround, r: int, h: Hex) -> dict[Piece, int | None]:
     """What hex h (of rank r) holds, with owners, as Site.old has it (the network's pieces on
     it, in its order: the track, then the town exits), from the state's track by rank: the
@@ -1221,6 +1220,7 @@ def _held(track: TrackAround, r: int, h: Hex) -> dict[Piece, int | None]:
     for e, owner in track.exits.get(r, ()):
         held[(h, e, CENTRE)] = owner
     return held
+
 
 # The joined text of a hex's builds (HexBuilds.joined), for map().
 _JOINED = operator.attrgetter("joined")
