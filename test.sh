@@ -4,7 +4,7 @@
 # another count): most of the suite waits on servers, processes and sockets rather than on the
 # CPU: a whole run on 2 cores took 4 min 31 s with 4 workers, using 7 CPU-minutes of the 8.6
 # there were; with a worker a core the cores stood idle about a third of the time. (In a fresh
-# clone on a quiet 2-core machine, 2026-12-05: 2,172 tests, 4 min 48 s with the installs.) Each worker
+# clone on a quiet 2-core machine, 2026-12-05: 2,172 tests, 4 min 26 s with the installs.) Each worker
 # starts its own Redis servers and PostgreSQL clusters on free ports. --quick leaves out the slow tiers (-m "not
 # slow": e2e under gunicorn, scale and Redis Cluster, deploy, archive outages, browser, whole random
 # games, schemathesis, mypy, processes; the markers are in pyproject.toml), for the edit-test loop.
