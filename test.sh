@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Sets up and runs the whole test suite: ./test.sh [--quick] [pytest args]
 # The tests run in two xdist workers a core (pytest-xdist --dist loadgroup; AOS_TEST_WORKERS sets
-# another count): most of the suite waits on servers, processes and sockets rather than on the
-# CPU: a whole run on 2 cores took 4 min 31 s with 4 workers, using 7 CPU-minutes of the 8.6
-# there were; with a worker a core the cores stood idle about a third of the time. (In a fresh
-# clone on a quiet 2-core machine, 2026-12-05: 2,172 tests, 4 min 26 s with the installs.) Each worker
-# starts its own Redis servers and PostgreSQL clusters on free ports. --quick leaves out the slow tiers (-m "not
-# slow": e2e under gunicorn, scale and Redis Cluster, deploy, archive outages, browser, whole random
-# games, schemathesis, mypy, processes; the markers are in pyproject.toml), for the edit-test loop.
+# another count): most of the suite waits on servers, processes and sockets rather than on the CPU:
+# a whole run on 2 cores took 4 min 31 s with 4 workers, using 7 CPU-minutes of the 8.6 there were;
+# with a worker a core the cores stood idle about a third of the time; six were no quicker
+# (4 min 29 s). Each worker starts its own Redis servers and PostgreSQL clusters on free ports.
+# --quick leaves out the slow tiers (-m "not slow": e2e under gunicorn, scale and Redis Cluster,
+# deploy, archive outages, browser, whole random games, schemathesis, mypy, processes; the markers
+# are in pyproject.toml), for the edit-test loop.
 # Later pytest arguments still count:
 #   ./test.sh --quick tests/api      ./test.sh -m cluster      ./test.sh -n 0 -x tests/engine
 # Installs, before any test runs, everything the tests use:
