@@ -66,10 +66,7 @@ class Network:
     def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
         self._find_stops(state, board, more_stops)
         self._index(state)
-        self._routes: list[Route] | None = None
-        self._owners: set[int | None] | None = None
-        self._traced: list[tuple[Piece, Route, set[Hex]]] | None = None
-        self._one_route_each: bool | None = None
+        self._forget_routes()
 
     def _find_stops(self, state: State, board: MapData, more_stops: frozenset[Hex]) -> None:
         self.map = board
@@ -106,6 +103,14 @@ class Network:
         self.owner = owners
         self.end_index = ends
         self.by_hex = by_hex
+
+    def _forget_routes(self) -> None:
+        """Drops what is worked out from the track (routes, owners, traces), made again when
+        next asked for: at the start, and after the owners change."""
+        self._routes: list[Route] | None = None
+        self._owners: set[int | None] | None = None
+        self._traced: list[tuple[Piece, Route, set[Hex]]] | None = None
+        self._one_route_each: bool | None = None
 
     # -- editing (used to try a build before it is made) --------------------------------
 
@@ -289,10 +294,7 @@ class Network:
         """Gives these pieces one owner (the state is written by set_route_owner)."""
         for p in pieces:
             self.owner[p] = owner
-        self._routes = None
-        self._owners = None
-        self._traced = None
-        self._one_route_each = None
+        self._forget_routes()
 
     def routes(self) -> list[Route]:
         if self._routes is None:
@@ -366,8 +368,7 @@ class UnindexedNetwork(Network):
     def __init__(self, state: State, board: MapData, more_stops: frozenset[Hex] = frozenset()) -> None:
         self._find_stops(state, board, more_stops)
         self._unindexed: State | None = state
-        self._routes = self._owners = self._traced = None
-        self._one_route_each = None
+        self._forget_routes()
 
     def __getattr__(self, name: str) -> Any:
         # Only for an attribute not found: the indexes, before they are made.
