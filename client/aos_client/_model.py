@@ -77,6 +77,7 @@ class Model:
     `extra` included) and `get()` by JSON name."""
 
     _fields_cache: ClassVar[dict[type, tuple[Field, ...]]] = {}
+    _plans: ClassVar[dict[type, tuple[tuple[Field, ...], frozenset[str]]]] = {}
 
     @classmethod
     def json_fields(cls) -> tuple[Field, ...]:
@@ -97,14 +98,24 @@ class Model:
         return tuple(f.json for f in cls.json_fields() if f.required)
 
     @classmethod
+    def _read_plan(cls) -> tuple[tuple[Field, ...], frozenset[str]]:
+        """The fields from_dict reads (the constant ones left out) and every JSON name the model
+        knows, once per class: a build turn's listing decodes some 400 moves."""
+        plan = Model._plans.get(cls)
+        if plan is None:
+            fields = cls.json_fields()
+            plan = Model._plans[cls] = (tuple(f for f in fields if not f.constant),
+                                        frozenset(f.json for f in fields))
+        return plan
+
+    @classmethod
     def from_dict(cls: type[M], d: Mapping[str, Any]) -> M:
-        if not isinstance(d, Mapping):
+        # A JSON object decodes to a dict: the ABC's slower check only for other mappings.
+        if type(d) is not dict and not isinstance(d, Mapping):
             raise ModelError(f"{cls.__name__} is a JSON object, not {type(d).__name__}")
         values: dict[str, Any] = {}
-        fields = cls.json_fields()
+        fields, known = cls._read_plan()
         for f in fields:
-            if f.constant:
-                continue
             if f.json in d:
                 value = d[f.json]
                 if value is None and not f.nullable:
@@ -112,7 +123,6 @@ class Model:
                 values[f.attr] = value if f.decode is None or value is None else f.decode(value)
             elif f.required:
                 raise ModelError(f"{cls.__name__} needs the field {f.json!r}, which is missing")
-        known = {f.json for f in fields}
         make: Callable[..., M] = cls  # every concrete model is a dataclass with `extra`
         return make(**values, extra={k: v for k, v in d.items() if k not in known})
 

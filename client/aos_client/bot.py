@@ -287,6 +287,14 @@ class Board:
                     self.exits.setdefault(h, {})[e] = t.owner
             for x in ht.town_exits or []:
                 self.exits.setdefault(h, {})[x.edge] = x.owner
+        # What building on each empty hex costs (water and the like cost None: not there),
+        # worked out once: the planner asks it of the same hexes over a million times a game.
+        self.free: dict[Hex, int] = {}
+        for h, terrain in self.terrain.items():
+            if h not in self.exits and h not in self.stops:
+                cost = self.costs.get(terrain, 2)
+                if cost is not None:
+                    self.free[h] = cost
         self._values: dict[tuple[Hex, Hex], float] = {}  # value(a, b), once worked out
         # The stops my complete links reach: my network.
         self.network: set[Hex] = set()
@@ -309,9 +317,7 @@ class Board:
         return sorted(ends)
 
     def step_cost(self, h: Hex) -> int | None:
-        if h in self.exits or h in self.stops or h not in self.terrain:
-            return None
-        return self.costs.get(self.terrain[h], 2)
+        return self.free.get(h)
 
     def value(self, a: Hex, b: Hex) -> float:
         """What a link between stops `a` and `b` is worth to me: the goods it lets me deliver.
@@ -360,8 +366,11 @@ class Board:
                     prefix = [(stop, frozenset({e}))] if stop in self.towns else []
                     starts.append((stop, first, (e + 3) % 6, 1, prefix))
         found: list[tuple[float, list[tuple[Hex, frozenset[int]]], bool, int]] = []
+        # The loop's lookups held in locals: it runs some ten thousand steps a plan.
+        stops, towns, exits, value = self.stops, self.towns, self.exits, self.value
+        free_hexes, free = self.free, self.free.get
         for origin, first, entry, fresh, prefix in starts:
-            source = origin if origin in self.stops else self._source_of(origin)
+            source = origin if origin in stops else self._source_of(origin)
             # Depth-first over short paths of empty hexes, ending next to a stop. A push that its
             # pop would drop (a hex no track can enter) is left out, and a step's list is made
             # only where it is kept: the same pops in the same order, so the same plans, for
@@ -370,7 +379,7 @@ class Board:
             best_to: dict[Hex, int] = {}
             while stack:
                 h, into, path, cost = stack.pop()
-                step = self.step_cost(h)
+                step = free(h)
                 if step is None:
                     continue
                 cost += step
@@ -383,22 +392,22 @@ class Board:
                     if out == into:
                         continue
                     nxt = around[out]
-                    if nxt in self.stops:
+                    if nxt in stops:
                         if nxt in (source, origin):
                             continue
-                        worth = self.value(source, nxt) if source is not None else 0.5
+                        worth = value(source, nxt) if source is not None else 0.5
                         if worth <= 0:
                             continue
                         steps = path + [(h, PAIRS[into][out])]
                         total = cost
-                        if nxt in self.towns and (out + 3) % 6 not in self.exits.get(nxt, {}):
+                        if nxt in towns and (out + 3) % 6 not in exits.get(nxt, {}):
                             # The link ends only once the town has an exit toward it.
                             steps = steps + [(nxt, frozenset({(out + 3) % 6}))]
                             total += TOWN_EXIT_COST
                         bonus = 1.5 if len(steps) <= tiles_left else 1.0
                         bonus *= 1.3 if not fresh else 1.0
                         found.append((worth * bonus / (total + 2), steps, not fresh, total))
-                    elif deeper and self.step_cost(nxt) is not None:
+                    elif deeper and nxt in free_hexes:
                         stack.append((nxt, (out + 3) % 6, path + [(h, PAIRS[into][out])], cost))
         found.sort(key=lambda f: (-f[0], len(f[1]), sorted(f[1][0][0])))
         return found

@@ -345,8 +345,11 @@ class Board:
                     prefix = [(stop, frozenset({e}))] if stop in self.towns else []
                     starts.append((stop, first, (e + 3) % 6, 1, prefix))
         found: list[Plan] = []
+        # The loop's lookups held in locals: it runs some ten thousand steps a plan.
+        stops, towns, exits, value = self.stops, self.towns, self.exits, self.value
+        free_hexes, free = self.free, self.free.get
         for origin, first, entry, fresh, prefix in starts:
-            source = origin if origin in self.stops else self._source_of(origin)
+            source = origin if origin in stops else self._source_of(origin)
             # Depth-first over short paths of empty hexes, ending next to a stop. (The client's
             # loop, with its dead pushes left out and its steps built only where kept: the same
             # pops in the same order, so the same plans.)
@@ -354,7 +357,7 @@ class Board:
             best_to: dict[Hex, int] = {}
             while stack:
                 h, into, path, cost = stack.pop()
-                step = self.step_cost(h)
+                step = free(h)
                 if step is None:
                     continue
                 cost += step
@@ -367,22 +370,22 @@ class Board:
                     if out == into:
                         continue
                     nxt = around[out]
-                    if nxt in self.stops:
+                    if nxt in stops:
                         if nxt in (source, origin):
                             continue
-                        worth = self.value(source, nxt) if source is not None else 0.5
+                        worth = value(source, nxt) if source is not None else 0.5
                         if worth <= 0:
                             continue
                         steps = path + [(h, PAIRS[into][out])]
                         total = cost
-                        if nxt in self.towns and (out + 3) % 6 not in self.exits.get(nxt, {}):
+                        if nxt in towns and (out + 3) % 6 not in exits.get(nxt, {}):
                             # The link ends only once the town has an exit toward it.
                             steps = steps + [(nxt, frozenset({(out + 3) % 6}))]
                             total += TOWN_EXIT_COST
                         bonus = 1.5 if len(steps) <= tiles_left else 1.0
                         bonus *= 1.3 if not fresh else 1.0
                         found.append((worth * bonus / (total + 2), steps, not fresh, total))
-                    elif deeper and self.step_cost(nxt) is not None:
+                    elif deeper and nxt in free_hexes:
                         stack.append((nxt, (out + 3) % 6, path + [(h, PAIRS[into][out])], cost))
         found.sort(key=lambda f: (-f[0], len(f[1]), sorted(f[1][0][0])))
         return found
