@@ -44,9 +44,12 @@ def strong_tags(header: str | None) -> str | None:
     if header is None:
         return None
     return ", ".join(tag.strip() for tag in header.split(",") if not tag.strip().startswith("W/"))
+
+
 def well_formed_etags(header: str) -> bool:
     """Whether an If-Match / If-None-Match value is `*` or a list of quoted entity tags."""
     return ETAG_LIST.fullmatch(header.strip(" \t")) is not None
+
 
 log = logging.getLogger(__name__)
 
