@@ -288,7 +288,7 @@ class Board:
             for x in ht.town_exits or []:
                 self.exits.setdefault(h, {})[x.edge] = x.owner
         # What building on each empty hex costs (water and the like cost None: not there),
-        # worked out once: the planner asks it of the same hexes over a million times a game.
+        # worked out once: the planner asks it of the same hexes some 600,000 times a game.
         self.free: dict[Hex, int] = {}
         for h, terrain in self.terrain.items():
             if h not in self.exits and h not in self.stops:
