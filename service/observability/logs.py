@@ -12,8 +12,9 @@ from flask import g, has_request_context
 
 
 class JsonFormatter(logging.Formatter):
-    """`{"ts", "level", "log", "logger", "msg", "request_id", "game_id", ...}`; a record's
-    `fields` (passed as `extra={"fields": {...}}`) are merged in."""
+    """`{"ts", "level", "log", "logger", "pid", "msg", "request_id", "game_id", ...}`; a record's
+    `fields` (passed as `extra={"fields": {...}}`) are merged in. `pid` is the process that wrote
+    the line: under gunicorn, which worker served the request (the master's lines have its own)."""
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, object] = {
@@ -21,6 +22,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "log": "app",
             "logger": record.name,
+            "pid": record.process,
             "msg": record.getMessage(),
         }
         if has_request_context():

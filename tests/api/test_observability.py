@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 from prometheus_client import REGISTRY
@@ -180,6 +181,7 @@ def test_one_json_access_line_per_request(api, capsys) -> None:
     assert line["request_id"] == "rid-42"
     assert line["user_agent"] == "bot/1"
     assert line["level"] == "info" and line["ts"].endswith("+00:00")
+    assert line["pid"] == os.getpid()  # the process that served it
     assert "game_id" not in lines[1] and len(lines[1]["request_id"]) == 32
 
 

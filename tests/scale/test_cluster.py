@@ -96,6 +96,8 @@ def test_request_ids_and_json_logs_under_gunicorn(cluster, services) -> None:
     assert response.headers["X-Request-Id"] == "trace-0042"
     missing = requests.get(f"{service.url}/v1/games/nope", timeout=TIMEOUT)
     assert missing.status_code == 404 and len(missing.headers["X-Request-Id"]) == 32
+    assert service.process is not None
+    master = service.process.pid
     service.stop()  # flushes the log
     lines = [json.loads(line) for line in service.log().splitlines() if line.startswith("{")]
     access = [line for line in lines if line.get("log") == "access"]
@@ -105,6 +107,8 @@ def test_request_ids_and_json_logs_under_gunicorn(cluster, services) -> None:
     assert any(line["request_id"] == missing.headers["X-Request-Id"] for line in access)
     # One line per request: the app writes it, gunicorn's own access log is off.
     assert len([line for line in access if line["request_id"] == "trace-0042"]) == 1
+    # Each line names the process that wrote it: a request's, the worker that served it.
+    assert all(isinstance(line["pid"], int) and line["pid"] != master for line in access)
 
 
 def test_rate_limits_are_counted_in_the_cluster_and_shared_by_both_instances(cluster, services) -> None:
