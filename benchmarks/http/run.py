@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 move_games[i].append((create_game(api_port, seed), scripts[seed]))
 
         def tagged(tag: str | None):
-            """Headers naming each request `<tag>-<n>` (for server_times), or none."""
+            """Headers naming each request `<tag>-<n>` (for access_by_tag), or none."""
             numbers = itertools.count()
             return lambda: {"X-Request-Id": f"{tag}-{next(numbers)}"} if tag else {}
 
@@ -279,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def client_plan(i: int):
             # Each request's X-Request-Id names its label, so that the service's own time for
-            # it can be read back from its access log (server_times).
+            # it can be read back from its access log (access_by_tag).
             numbers = itertools.count()
             requests = (
                 request
@@ -345,7 +345,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"statuses {one[name].statuses}", flush=True)
         api_proc.terminate()
         api_proc.wait(30)
-        server = server_times(workdir / "service.log")
+        logged = access_by_tag(workdir / "service.log")
+        # The service's own duration of each, and the workers (pids) that served them.
+        server = {tag: [e["duration_ms"] for e in entries] for tag, entries in logged.items()}
+        served_by = {tag: {e["pid"] for e in entries if "pid" in e} for tag, entries in logged.items()}
     finally:
         if api_proc is not None and api_proc.poll() is None:
             api_proc.terminate()
@@ -394,12 +397,20 @@ def main(argv: list[str] | None = None) -> int:
                   f"({base:.2f} ms; {p50 / loop_base:4.2f}x its loop's {loop_base:.2f}); "
                   f"service {own:.2f} ms = {own / own_base:4.2f}x ({own_base:.2f} ms; "
                   f"{own / own_loop:4.2f}x its loop's {own_loop:.2f})")
+    # Which worker listed the cold turns: the one that served the client's play has listed
+    # the same games' turns (words.ListedBuilds keeps their hexes' situations); another has
+    # only its warm-up's. run.py's one connection lands on either, and the figure with it.
+    cold, played = served_by.get("cold", set()), served_by.get("build", set())
+    if cold:
+        kind = ("the one that served the client's play (it has listed these games' turns)"
+                if cold == played else "not the one that served the client's play")
+        print(f"  the cold listings were served by worker {', '.join(map(str, sorted(cold)))}: {kind}")
     return 0
 
 
-def server_times(log: Path) -> dict[str, list[float]]:
-    """The service's own duration of each request whose X-Request-Id is `<tag>-<n>`, by tag."""
-    out: dict[str, list[float]] = {}
+def access_by_tag(log: Path) -> dict[str, list[dict]]:
+    """The access log's entries of the requests whose X-Request-Id is `<tag>-<n>`, by tag."""
+    out: dict[str, list[dict]] = {}
     for line in log.read_bytes().splitlines():
         try:
             entry = orjson.loads(line)
@@ -407,7 +418,7 @@ def server_times(log: Path) -> dict[str, list[float]]:
             continue
         tag, _, n = str(entry.get("request_id", "")).rpartition("-")
         if entry.get("log") == "access" and tag and n.isdigit():
-            out.setdefault(tag, []).append(entry["duration_ms"])
+            out.setdefault(tag, []).append(entry)
     return out
 
 
