@@ -227,17 +227,18 @@ class Games:
     def legal_moves(self, game_id: str, seat: int) -> tuple[int, bytes]:
         # A client asks for a turn's legal moves once, as the version comes. The deciding
         # seat's are worked out ahead, after the commit that made the version, when that seat's
-        # listings are read (list_ahead); any other seat's are worked out here, and kept for
-        # the second reader of a version and seat (a second screen, a spectator, a client
-        # polling). Either way they are read back with the game in the same one read.
+        # listings are read lately (list_ahead); any other seat's are worked out here, and kept
+        # when the seat's listings were read lately (a second screen, a spectator, a client
+        # polling). So only a seat read lately has a value kept, and only its reader looks for
+        # one (in this process, else in the store): a first reader's read is the game's alone.
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
-        stored, has_value, again = self.found(game_id, lambda: self.store.peek_kept(game_id, name, ttl))
+        stored, read_lately = self.found(game_id, lambda: self.store.peek_kept(game_id, name, ttl))
         kept = None
-        if has_value:
+        if read_lately:
             kept = (self.listed_here.get(game_id, name, stored.version)
                     or self.store.kept(game_id, name, stored.version))
         if kept == legal.PENDING:
-            stored, kept, again = self._listed_ahead(game_id, name, ttl)
+            stored, kept, read_lately = self._listed_ahead(game_id, name, ttl)
         answer = legal.kept_answer(kept, stored.state)
         if answer is not None:
             return stored.version, answer
@@ -245,7 +246,7 @@ class Games:
         if seat >= len(state["players"]):
             raise GameError("NO_SUCH_SEAT", f"this game has no seat {seat}")
         answer = legal.body(state, seat, stored.version)
-        if again:
+        if read_lately:
             value = legal.kept_value(stored.state, answer)
             self.store.keep(game_id, name, stored.version, value, ttl)
             self.listed_here.put(game_id, name, stored.version, value)
@@ -284,11 +285,11 @@ class Games:
         deadline = time.monotonic() + self.settings.legal_moves_wait_ms / 1000
         while True:
             self.store.await_kept(game_id, name, max(0.0, deadline - time.monotonic()))
-            stored, kept, again = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
+            stored, kept, read_lately = self.found(game_id, lambda: self.store.load_kept(game_id, name, ttl))
             if kept != legal.PENDING:
-                return stored, kept, again
+                return stored, kept, read_lately
             if time.monotonic() >= deadline:
-                return stored, None, again
+                return stored, None, read_lately
 
     def history(self, game_id: str) -> tuple[int, bytes]:
         version = self.version(game_id)

@@ -258,20 +258,23 @@ class GameStore(ABC):
 
     def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
         """The game's version, state and metadata; the value `keep` kept under `name` at that
-        version (None if not, lapsed or never kept); and whether `name` was read at that version
-        before (within `ttl` seconds), so that a caller keeps a value worked out for a second
-        reader, not for every first one. None when there is no game."""
+        version (None if not, lapsed or never kept); and whether `name` was read lately (within
+        `ttl` seconds, at any version) before this read, which marks it read. None when there
+        is no game."""
         read = self.peek_kept(game_id, name, ttl)
         if read is None:
             return None
-        stored, has_value, again = read
-        return stored, self.kept(game_id, name, stored.version) if has_value else None, again
+        stored, read_lately = read
+        return stored, self.kept(game_id, name, stored.version), read_lately
 
     @abstractmethod
-    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
-        """`load_kept` without the value: in one read, the game, whether a value is kept under
-        `name` at its version, and whether `name` was read at that version before. For a
-        caller that may have the value at hand (a listing this process worked out)."""
+    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool] | None:
+        """`load_kept` without the value: in one read, the game and whether `name` was read
+        lately before this read, which marks it read (the mark a commit's `ahead` asks for).
+        For a caller whose values are kept only for names read lately (Games.legal_moves: a
+        commit keeps one ahead only for a name read lately, and a reader keeps one only for a
+        name read before it), which asks for the value (`kept`, or one it has at hand) only
+        then: a first reader's read is the game's and a mark, no more."""
 
     @abstractmethod
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:

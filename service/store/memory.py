@@ -336,18 +336,14 @@ class MemoryStore(GameStore):
         with self._lock:
             return self._idem.get((game_id, key))
 
-    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool, bool] | None:
+    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool] | None:
         with self._lock:
             game = self._live(game_id, read=True)
             if game is None:
                 return None
-            stored = Stored(game.version, game.state, game.meta)
+            before = self._kept.get((game_id, READ + name))
             self._kept.set((game_id, READ + name), (game.version, None), ttl)
-            kept = self._kept.get((game_id, name))
-            if kept is None or kept[0] != game.version:
-                self._kept.set((game_id, name), (game.version, None), ttl)
-                return stored, False, False
-            return stored, kept[1] is not None, True
+            return Stored(game.version, game.state, game.meta), before is not None
 
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:
         with self._lock:

@@ -254,13 +254,14 @@ def test_legal_moves_answer_for_the_version_they_were_asked_at(api) -> None:
 
 
 @pytest.mark.parametrize("on", ["memory", "redis"])
-def test_legal_moves_are_kept_for_the_second_reader_of_a_version(on: str, api_on,
-                                                                  redis_url: str) -> None:
-    """A client asks once per version: the first reader's answer is worked out, not kept (a
-    write would cost more than working it out again); the second reader's is kept, and the
-    third reads it back with the game in one read. The next version starts afresh. (The moves
-    up to the build turn are the engine's, not read over HTTP: a seat whose listings are read
-    has them worked out ahead, test_the_deciding_seats_legal_moves_are_listed_ahead_...)"""
+def test_legal_moves_are_kept_once_a_seats_listings_are_read_lately(on: str, api_on,
+                                                                    redis_url: str) -> None:
+    """A client asks once per version: the first reader of a seat nobody read lately has its
+    answer worked out, not kept (a write would cost more than working it out again); the second
+    reader's is kept, and the third's is read back. At the next version the seat is one read
+    lately: its first reader's answer is kept. (The moves up to the build turn are the
+    engine's, not read over HTTP: a seat whose listings are read has them worked out ahead,
+    test_the_deciding_seats_legal_moves_are_listed_ahead_...)"""
     from service.engine import game as engine
     from service.store import MemoryStore, RedisStore
 
@@ -288,7 +289,11 @@ def test_legal_moves_are_kept_for_the_second_reader_of_a_version(on: str, api_on
     end = {"type": "end_build"}
     after = api.move(game_id, game["seats"][seat]["token"], end).get_json()["game"]
     assert after["version"] == version + 1
-    assert store.load_kept(game_id, name, 60)[1:] == (None, False)
+    assert store.load_kept(game_id, name, 60)[1:] == (None, True)  # nothing kept at version + 1
+    listed = api.client.get(url).get_data()  # no longer the deciding seat's: its own, kept
+    assert orjson.loads(listed)["version"] == version + 1
+    stored, kept, _ = store.load_kept(game_id, name, 60)
+    assert legal.kept_answer(kept, stored.state) == listed
 
 
 @pytest.mark.parametrize("on", ["memory", "redis"])

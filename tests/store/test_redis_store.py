@@ -133,49 +133,55 @@ def test_kept_values_share_the_games_hash_tag_and_expire(redis_server, redis_url
 
 def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_read(
         redis_server, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # load_kept reads the game with its script, then the kept value with a plain GET: a newer
-    # version's value may land in between, and must not be answered as the older version's.
+    # Games.legal_moves reads the game (peek_kept), then the kept value with a plain GET (kept):
+    # a newer version's value may land in between, and must not be answered as the older
+    # version's.
     store = RedisStore(redis_url)
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
     store.keep("abc", "legal:1", 0, b"moves at 0", ttl=30)
-    assert store.load_kept("abc", "legal:1", 30)[1:] == (b"moves at 0", True)
-
-    script_then_get = store._run
-    calls = []
-
-    def newer_value_in_between(op, call):  # type: ignore[no-untyped-def]
-        calls.append(op)
-        if len(calls) == 2:  # the GET, after the script said a value is kept at version 0
-            store.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
-        return script_then_get(op, call)
-
-    monkeypatch.setattr(store, "_run", newer_value_in_between)
-    stored, kept, again = store.load_kept("abc", "legal:1", 30)
-    assert (stored.version, kept, again) == (0, None, True)
-    assert calls == ["load", "load", "keep"]  # the script, the GET, and the keep in between
+    stored, read_lately = store.peek_kept("abc", "legal:1", 30)
+    assert (stored.version, read_lately) == (0, False)
+    assert store.kept("abc", "legal:1", 0) == b"moves at 0"
+    store.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
+    assert store.kept("abc", "legal:1", 0) is None
+    assert store.kept("abc", "legal:1", 1) == b"moves at 1"
 
 
-def test_a_read_of_kept_values_after_redis_forgot_its_scripts(redis_server, redis_url: str) -> None:
-    # peek_kept sends its marks' script by SHA beside its read; a Redis restarted (or its scripts
-    # flushed) answers NOSCRIPT, and the read still answers, marks and all.
+def test_a_read_of_a_kept_name_is_plain_commands_in_one_round_trip(redis_server, redis_url: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # No script: a read answers with Redis's scripts flushed, marks and all, in one round trip
+    # (with its value, for load_kept), and a read of a game that is not there leaves no mark.
+    from service.store import redis_store
+
     store = RedisStore(redis_url)
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
     store.keep("abc", "legal:1", 0, b"moves", ttl=30)
+    sent = []
+    replies = redis_store._replies
+
+    def counted(client, *commands):  # type: ignore[no-untyped-def]
+        sent.append([command[0] for command in commands])
+        return replies(client, *commands)
+
+    monkeypatch.setattr(redis_store, "_replies", counted)
     with redis_server.client() as client:
         client.script_flush()
-    stored, kept, again = store.load_kept("abc", "legal:1", 30)
-    assert (stored.version, stored.state, kept, again) == (0, b"s", b"moves", True)
+    stored, kept, read_lately = store.load_kept("abc", "legal:1", 30)
+    assert (stored.version, stored.state, kept, read_lately) == (0, b"s", b"moves", False)
+    assert store.peek_kept("abc", "legal:1", 30) == (store.load("abc"), True)
+    assert sent[:2] == [["HMGET", "TTL", "SET", "GET"], ["HMGET", "TTL", "SET"]]
     with redis_server.client() as client:
-        client.script_flush()
-    assert store.load_kept("abc", "legal:2", 30)[1:] == (None, False)  # a first read, marked
-    assert store.load_kept("abc", "legal:2", 30)[1:] == (None, True)
+        assert client.ttl(kept_key("abc", "read:legal:1")) in range(25, 31)
+        assert store.peek_kept("gone", "legal:1", 30) is None
+        assert store.load_kept("gone", "legal:1", 30) is None
+        assert not client.exists(kept_key("gone", "read:legal:1"))
 
 
-def test_a_commit_between_the_read_of_a_game_and_its_marks_is_not_taken_for_them(
+def test_a_commit_between_the_read_of_a_game_and_its_kept_value_is_not_taken_for_them(
         redis_server, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # peek_kept's plain read and its marks' script travel in one round trip, not one atomic
-    # step: a commit landing between them makes the marks another version's, and they are not
-    # used.
+    # load_kept's commands travel in one round trip, not one atomic step: a commit and its
+    # value landing between the game's read and the value's makes the value another version's,
+    # and it is not taken for the version read.
     from service.store import redis_store
 
     store, other = RedisStore(redis_url), RedisStore(redis_url)
@@ -192,9 +198,9 @@ def test_a_commit_between_the_read_of_a_game_and_its_marks_is_not_taken_for_them
         return read + replies(client, *commands[1:])
 
     monkeypatch.setattr(redis_store, "_replies", commit_in_between)
-    stored, has_value, again = store.peek_kept("abc", "legal:1", 30)
-    # The game as read (version 0), without version 1's marks (a value kept, read before).
-    assert (stored.version, stored.state, has_value, again) == (0, b"s", False, False)
+    stored, kept, read_lately = store.load_kept("abc", "legal:1", 30)
+    # The game as read (version 0), without version 1's value; read before, at version 0.
+    assert (stored.version, stored.state, kept, read_lately) == (0, b"s", None, True)
 
 
 def test_a_commit_after_redis_forgot_its_scripts(redis_server, redis_url: str) -> None:

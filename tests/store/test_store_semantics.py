@@ -159,7 +159,7 @@ def test_create_with_a_log(store: GameStore) -> None:
 def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: GameStore) -> None:
     create(store)
     assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), None, False)
-    # The second read of a name at a version knows it is one.
+    # A read marks the name read lately: its next read, at any version, knows it.
     assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), None, True)
     store.keep("g1", "legal:1", 0, b"moves", ttl=60)
     assert store.load_kept("g1", "legal:1", 60) == (store.load("g1"), b"moves", True)
@@ -167,15 +167,35 @@ def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: Ga
     assert store.load_kept("g2", "legal:1", 60) is None
     # A value kept for another version is never read back, whatever its bytes look like.
     store.keep("g1", "legal:2", 10, b"0\nmoves", ttl=60)
-    assert store.load_kept("g1", "legal:2", 60)[1:] == (None, False)
+    assert store.load_kept("g1", "legal:2", 60)[1:] == (None, True)
+    # A value kept at the version is read back whether its name was read before or not (a
+    # hint, kept by the worker that worked it out, is read by a seat that never read one).
     store.keep("g1", "legal:3", 0, b"1\n2\n", ttl=60)
-    assert store.load_kept("g1", "legal:3", 60)[1] == b"1\n2\n"
-    # The game moves on: what was kept at version 0 is not read at version 1.
+    assert store.load_kept("g1", "legal:3", 60)[1:] == (b"1\n2\n", False)
+    # The game moves on: what was kept at version 0 is not read at version 1, and the name is
+    # still one read lately.
     assert commit(store, 0, 1).outcome is Outcome.APPLIED
-    stored, kept, again = store.load_kept("g1", "legal:1", 60)
-    assert (stored.version, stored.state, kept, again) == (1, b"s1", None, False)
+    stored, kept, read_lately = store.load_kept("g1", "legal:1", 60)
+    assert (stored.version, stored.state, kept, read_lately) == (1, b"s1", None, True)
     store.keep("g1", "legal:1", 1, b"moves at 1", ttl=60)
     assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves at 1", True)
+
+
+def test_a_peek_at_a_kept_name_is_the_game_and_its_mark_of_a_read(store: GameStore) -> None:
+    """peek_kept: the game, and whether the name was read lately, without the value; it marks
+    the name read (a commit's `ahead` asks for the mark), and leaves no mark for a game that
+    is not there."""
+    create(store)
+    store.keep("g1", "legal:1", 0, b"moves", ttl=60)
+    assert store.peek_kept("g1", "legal:1", 60) == (store.load("g1"), False)
+    assert store.peek_kept("g1", "legal:1", 60) == (store.load("g1"), True)
+    assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves", True)
+    assert store.peek_kept("g2", "legal:1", 60) is None
+    assert store.peek_kept("g2", "legal:1", 60) is None
+    # The mark is what a commit asks whether to keep ahead: a peek at legal:2 makes it a yes.
+    assert commit(store, 0, 1, ahead=Ahead("legal:2", b"pending", 5)).ahead_read is False
+    assert store.peek_kept("g1", "legal:2", 60) == (store.load("g1"), False)
+    assert commit(store, 1, 2, ahead=Ahead("legal:2", b"pending", 5)).ahead_read is True
 
 
 def test_a_commit_keeps_its_ahead_value_when_the_name_is_read_lately(store: GameStore) -> None:
