@@ -55,9 +55,10 @@ class ListedHere:
 
     A client on a kept-alive connection sends its next request to the process that answered its
     move, which has just listed the next seat's moves ahead: found here, they are not read back
-    from the store (a second round trip and ~40 KB for a build turn). The store still says
-    whether a listing is kept at the game's version, and `kept_answer` still checks it against
-    the state read, so a value here is served only where the store's would be."""
+    from the store (a second round trip and ~40 KB for a build turn). It is looked for where
+    the store's would be (a seat read lately: Games.legal_moves), and `kept_answer` checks it
+    against the state read, so a value here is served only for the very state it was worked
+    out from."""
 
     def __init__(self, size: int = LISTED_HERE) -> None:
         self._size = size

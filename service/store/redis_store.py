@@ -358,9 +358,9 @@ def _evalsha(client: Client, script: Script, keys: list[str], args: list[object]
 
 
 def _replies(client: Client, *commands: tuple) -> list[Any]:
-    """The replies of `commands` (none of which has a reply callback in redis-py), sent in one
-    round trip on one connection of a Redis client's pool; a RedisCluster's through its own
-    calls. redis-py's pipeline object, its command stack and its packing in Python cost a
+    """The replies of `commands`, as Redis sends them (a SET … GET's is the old value), sent in
+    one round trip on one connection of a Redis client's pool; a RedisCluster's through its
+    own calls. redis-py's pipeline object, its command stack and its packing in Python cost a
     read of two commands some 50 k instructions, a third of it; its execute_command wraps
     even one command's send and reply in retry closures (the store retries in _run). The
     connection is handled as a pipeline handles it: dropped after any error, since a reply may
@@ -370,7 +370,9 @@ def _replies(client: Client, *commands: tuple) -> list[Any]:
             return [client.execute_command(*commands[0])]
         pipe = client.pipeline(transaction=False)
         for command in commands:
-            pipe.execute_command(*command)
+            # SET's callback answers True or False unless told that GET was asked (its `get`).
+            asks_old = command[0] == "SET" and "GET" in command[3:]
+            pipe.execute_command(*command, **({"get": True} if asks_old else {}))
         return pipe.execute()
     pool = client.connection_pool
     connection = pool.get_connection()
