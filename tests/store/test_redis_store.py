@@ -132,7 +132,7 @@ def test_kept_values_share_the_games_hash_tag_and_expire(redis_server, redis_url
 
 
 def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_read(
-        redis_server, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        redis_server, redis_url: str) -> None:
     # Games.legal_moves reads the game (peek_kept), then the kept value with a plain GET (kept):
     # a newer version's value may land in between, and must not be answered as the older
     # version's.
