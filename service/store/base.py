@@ -261,20 +261,26 @@ class GameStore(ABC):
         version (None if not, lapsed or never kept); and whether `name` was read lately (within
         `ttl` seconds, at any version) before this read, which marks it read. None when there
         is no game."""
-        read = self.peek_kept(game_id, name, ttl)
+        read = self.peek_kept(game_id, name)
         if read is None:
             return None
         stored, read_lately = read
+        self.mark_read(game_id, name, ttl)
         return stored, self.kept(game_id, name, stored.version), read_lately
 
     @abstractmethod
-    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool] | None:
-        """`load_kept` without the value: in one read, the game and whether `name` was read
-        lately before this read, which marks it read (the mark a commit's `ahead` asks for).
-        For a caller whose values are kept only for names read lately (Games.legal_moves: a
-        commit keeps one ahead only for a name read lately, and a reader keeps one only for a
-        name read before it), which asks for the value (`kept`, or one it has at hand) only
-        then: a first reader's read is the game's and a mark, no more."""
+    def peek_kept(self, game_id: str, name: str) -> tuple[Stored, bool] | None:
+        """In one read, the game and whether `name` was read lately (marked by `mark_read`
+        within its `ttl`), without the value and without marking it: for a caller whose values
+        are kept only for names read lately (Games.legal_moves: a commit keeps one ahead only
+        for a name read lately, and a reader keeps one only for a name read before it), which
+        asks for the value (`kept`, or one it has at hand) only then, and marks the read once
+        its answer is sent: a first reader's read is the game's alone."""
+
+    @abstractmethod
+    def mark_read(self, game_id: str, name: str, ttl: int) -> None:
+        """Marks `name` read for `ttl` seconds: what peek_kept and load_kept answer as read
+        lately, and what a commit's `ahead` asks for."""
 
     @abstractmethod
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:

@@ -336,14 +336,17 @@ class MemoryStore(GameStore):
         with self._lock:
             return self._idem.get((game_id, key))
 
-    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool] | None:
+    def peek_kept(self, game_id: str, name: str) -> tuple[Stored, bool] | None:
         with self._lock:
             game = self._live(game_id, read=True)
             if game is None:
                 return None
-            before = self._kept.get((game_id, READ + name))
-            self._kept.set((game_id, READ + name), (game.version, None), ttl)
-            return Stored(game.version, game.state, game.meta), before is not None
+            marked = self._kept.get((game_id, READ + name)) is not None
+            return Stored(game.version, game.state, game.meta), marked
+
+    def mark_read(self, game_id: str, name: str, ttl: int) -> None:
+        with self._lock:
+            self._kept.set((game_id, READ + name), (0, None), ttl)
 
     def kept(self, game_id: str, name: str, version: int) -> bytes | None:
         with self._lock:

@@ -733,33 +733,38 @@ class RedisStore(GameStore):
         name = idem_key(game_id, key, self._prefix)
         return self._run("idempotency", lambda client: client.get(name))
 
-    def peek_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bool] | None:
-        read = self._read_marked(game_id, name, ttl)
+    def peek_kept(self, game_id: str, name: str) -> tuple[Stored, bool] | None:
+        read = self._read_kept(game_id, name)
         return None if read is None else read[:2]
 
     def load_kept(self, game_id: str, name: str, ttl: int) -> tuple[Stored, bytes | None, bool] | None:
-        read = self._read_marked(game_id, name, ttl, with_value=True)
+        read = self._read_kept(game_id, name, ttl, with_value=True)
         return None if read is None else (read[0], read[2], read[1])
 
-    def _read_marked(self, game_id: str, name: str, ttl: int, *,
-                     with_value: bool = False) -> tuple[Stored, bool, bytes | None] | None:
-        """The game, whether `name` was read lately (its mark set before this read, which sets
-        it), and with `with_value` the value kept at the game's version: in one round trip of
-        plain commands. Not a script: in a server, an EVALSHA of the smallest script took some
-        25 µs more of a read than plain commands that do as much (benchmarks/http, a cold
-        listing's read). The commands travel together but are not one atomic step; a value
-        kept for a newer version that lands between them is told apart by its version line."""
+    def mark_read(self, game_id: str, name: str, ttl: int) -> None:
+        mark = kept_key_of(game_keys(game_id, self._prefix), READ + name)
+        self._run("keep", lambda c: _replies(c, ("SET", mark, "1", "EX", ttl)))
+
+    def _read_kept(self, game_id: str, name: str, ttl: int | None = None, *,
+                   with_value: bool = False) -> tuple[Stored, bool, bytes | None] | None:
+        """The game, whether `name` was read lately (its mark there), and with `with_value` the
+        value kept at the game's version, in one round trip of plain commands; with `ttl`, the
+        read marks `name` read (a SET … GET of the mark answers whether it was there before).
+        Not a script: in a server, an EVALSHA of the smallest script took some 25 µs more of a
+        read than plain commands that do as much (benchmarks/http, a cold listing's read). The
+        commands travel together but are not one atomic step; a value kept for a newer version
+        that lands between them is told apart by its version line."""
         keys = game_keys(game_id, self._prefix)
         mark = kept_key_of(keys, READ + name)
         commands = [("HMGET", keys.state, "version", "state", "meta", "ttl"), ("TTL", keys.state),
-                    ("SET", mark, "1", "EX", ttl, "GET")]
+                    ("GET", mark) if ttl is None else ("SET", mark, "1", "EX", ttl, "GET")]
         if with_value:
             commands.append(("GET", kept_key_of(keys, name)))
         values, left, before, *raw = self._run("load", lambda c: _replies(c, *commands))
         self._push_back_if_due(keys, values, left)
         version, state, meta = values
         if version is None or state is None or meta is None:
-            if before is None:  # no game: no mark of a read left behind for a name of none
+            if ttl is not None and before is None:  # no game: no mark left behind for a name of none
                 self._run("load", lambda c: c.delete(mark))
             return None
         value = _at_version(raw[0], int(version)) if raw else None

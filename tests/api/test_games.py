@@ -10,6 +10,7 @@ from datetime import datetime
 
 import orjson
 import pytest
+import redis
 from werkzeug.test import TestResponse
 
 from service.referee import legal
@@ -294,6 +295,34 @@ def test_legal_moves_are_kept_once_a_seats_listings_are_read_lately(on: str, api
     assert orjson.loads(listed)["version"] == version + 1
     stored, kept, _ = store.load_kept(game_id, name, 60)
     assert legal.kept_answer(kept, stored.state) == listed
+
+
+@pytest.mark.parametrize("on", ["memory", "redis"])
+def test_a_read_of_legal_moves_is_marked_once_its_answer_is_sent(on: str, api_on,
+                                                                 redis_url: str) -> None:
+    """GET legal-moves marks its seat read lately (what makes the next commit list that seat's
+    moves ahead) once its answer is sent, not in the read it answers from: the answer does not
+    wait for the write. A seat of a game that is not there is never marked."""
+    from service.store import MemoryStore, RedisStore
+
+    store = MemoryStore() if on == "memory" else RedisStore(redis_url)
+    api = api_on(store)
+    game_id = api.create(players=3, seed="marked-once-sent")["game_id"]
+    response = api.client.get(f"/v1/games/{game_id}/legal-moves?seat=1", buffered=False)
+    assert response.status_code == 200 and response.get_json()["seat"] == 1
+    assert store.peek_kept(game_id, "legal:1")[1] is False
+    response.close()  # as a server closes it once sent
+    assert store.peek_kept(game_id, "legal:1")[1] is True
+    assert store.peek_kept(game_id, "legal:2")[1] is False
+    missing = api.client.get("/v1/games/g-not-there-at-all/legal-moves?seat=1")
+    assert missing.status_code == 404 and missing.get_json()["code"] == "GAME_NOT_FOUND"
+    assert store.peek_kept("g-not-there-at-all", "legal:1") is None
+    if on == "redis":
+        from service.store.keys import kept_key
+
+        with redis.Redis.from_url(redis_url) as client:
+            assert not client.exists(kept_key("g-not-there-at-all", "read:legal:1"))
+            assert client.exists(kept_key(game_id, "read:legal:1"))
 
 
 @pytest.mark.parametrize("on", ["memory", "redis"])

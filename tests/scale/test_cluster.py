@@ -126,16 +126,19 @@ def test_rate_limits_are_counted_in_the_cluster_and_shared_by_both_instances(clu
 
 def test_the_marks_of_a_kept_names_reads_on_a_cluster(cluster) -> None:
     """A read of a kept name on a cluster goes through redis-py's cluster pipeline, which
-    applies reply callbacks: SET … GET still answers whether the name was read lately, and the
-    kept value comes back at its version."""
+    applies reply callbacks: SET … GET still answers whether the name was read lately, as a
+    peek's GET of the mark does, and the kept value comes back at its version."""
     from service.store import RedisStore
 
     store = RedisStore(cluster.url)
     store.create("kept-on-cluster", state=b"s", meta=b"m", view=b"v", ttl=60)
-    assert store.peek_kept("kept-on-cluster", "legal:1", 30)[1] is False
-    assert store.peek_kept("kept-on-cluster", "legal:1", 30)[1] is True
+    assert store.peek_kept("kept-on-cluster", "legal:1")[1] is False
+    store.mark_read("kept-on-cluster", "legal:1", 30)
+    assert store.peek_kept("kept-on-cluster", "legal:1")[1] is True
+    assert store.load_kept("kept-on-cluster", "legal:3", 30)[2] is False
+    assert store.load_kept("kept-on-cluster", "legal:3", 30)[2] is True
     store.keep("kept-on-cluster", "legal:1", 0, b"moves", ttl=30)
     stored, kept, read_lately = store.load_kept("kept-on-cluster", "legal:1", 30)
     assert (stored.version, kept, read_lately) == (0, b"moves", True)
     assert store.load_kept("kept-on-cluster", "legal:2", 30)[1:] == (None, False)
-    assert store.peek_kept("no-such-game", "legal:1", 30) is None
+    assert store.peek_kept("no-such-game", "legal:1") is None

@@ -139,7 +139,7 @@ def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_rea
     store = RedisStore(redis_url)
     store.create("abc", state=b"s", meta=b"m", view=b"v", ttl=60)
     store.keep("abc", "legal:1", 0, b"moves at 0", ttl=30)
-    stored, read_lately = store.peek_kept("abc", "legal:1", 30)
+    stored, read_lately = store.peek_kept("abc", "legal:1")
     assert (stored.version, read_lately) == (0, False)
     assert store.kept("abc", "legal:1", 0) == b"moves at 0"
     store.keep("abc", "legal:1", 1, b"moves at 1", ttl=30)
@@ -150,7 +150,8 @@ def test_a_kept_value_replaced_while_it_is_read_is_not_taken_for_the_version_rea
 def test_a_read_of_a_kept_name_is_plain_commands_in_one_round_trip(redis_server, redis_url: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     # No script: a read answers with Redis's scripts flushed, marks and all, in one round trip
-    # (with its value, for load_kept), and a read of a game that is not there leaves no mark.
+    # (with its value, for load_kept); a peek reads the mark and writes nothing (mark_read marks
+    # it, once the answer is sent); a read of a game that is not there leaves no mark.
     from service.store import redis_store
 
     store = RedisStore(redis_url)
@@ -168,11 +169,17 @@ def test_a_read_of_a_kept_name_is_plain_commands_in_one_round_trip(redis_server,
         client.script_flush()
     stored, kept, read_lately = store.load_kept("abc", "legal:1", 30)
     assert (stored.version, stored.state, kept, read_lately) == (0, b"s", b"moves", False)
-    assert store.peek_kept("abc", "legal:1", 30) == (store.load("abc"), True)
-    assert sent[:2] == [["HMGET", "TTL", "SET", "GET"], ["HMGET", "TTL", "SET"]]
+    peeks = [store.peek_kept("abc", "legal:1"), store.peek_kept("abc", "legal:2")]
+    store.mark_read("abc", "legal:2", 20)
+    peeks.append(store.peek_kept("abc", "legal:2"))
+    assert sent == [["HMGET", "TTL", "SET", "GET"], ["HMGET", "TTL", "GET"],
+                    ["HMGET", "TTL", "GET"], ["SET"], ["HMGET", "TTL", "GET"]]
+    game = store.load("abc")
+    assert peeks == [(game, True), (game, False), (game, True)]
     with redis_server.client() as client:
         assert client.ttl(kept_key("abc", "read:legal:1")) in range(25, 31)
-        assert store.peek_kept("gone", "legal:1", 30) is None
+        assert client.ttl(kept_key("abc", "read:legal:2")) in range(15, 21)
+        assert store.peek_kept("gone", "legal:1") is None
         assert store.load_kept("gone", "legal:1", 30) is None
         assert not client.exists(kept_key("gone", "read:legal:1"))
 

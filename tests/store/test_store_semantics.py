@@ -182,19 +182,22 @@ def test_kept_values_are_read_back_with_the_game_at_their_version_only(store: Ga
 
 
 def test_a_peek_at_a_kept_name_is_the_game_and_its_mark_of_a_read(store: GameStore) -> None:
-    """peek_kept: the game, and whether the name was read lately, without the value; it marks
-    the name read (a commit's `ahead` asks for the mark), and leaves no mark for a game that
-    is not there."""
+    """peek_kept: the game, and whether the name was read lately, without the value and
+    without marking it; mark_read marks it (what a commit's `ahead` asks for), load_kept reads
+    and marks. A game that is not there is None."""
     create(store)
     store.keep("g1", "legal:1", 0, b"moves", ttl=60)
-    assert store.peek_kept("g1", "legal:1", 60) == (store.load("g1"), False)
-    assert store.peek_kept("g1", "legal:1", 60) == (store.load("g1"), True)
+    assert store.peek_kept("g1", "legal:1") == (store.load("g1"), False)
+    assert store.peek_kept("g1", "legal:1") == (store.load("g1"), False)
+    store.mark_read("g1", "legal:1", 60)
+    assert store.peek_kept("g1", "legal:1") == (store.load("g1"), True)
     assert store.load_kept("g1", "legal:1", 60)[1:] == (b"moves", True)
-    assert store.peek_kept("g2", "legal:1", 60) is None
-    assert store.peek_kept("g2", "legal:1", 60) is None
-    # The mark is what a commit asks whether to keep ahead: a peek at legal:2 makes it a yes.
+    assert store.peek_kept("g2", "legal:1") is None
+    # The mark is what a commit asks whether to keep ahead: a peek alone leaves it a no, a
+    # mark makes it a yes.
+    assert store.peek_kept("g1", "legal:2") == (store.load("g1"), False)
     assert commit(store, 0, 1, ahead=Ahead("legal:2", b"pending", 5)).ahead_read is False
-    assert store.peek_kept("g1", "legal:2", 60) == (store.load("g1"), False)
+    store.mark_read("g1", "legal:2", 60)
     assert commit(store, 1, 2, ahead=Ahead("legal:2", b"pending", 5)).ahead_read is True
 
 
