@@ -353,14 +353,15 @@ _PHRASES_KEPT = 1 << 15
 WHO = "\x00"
 WHO_BYTES = WHO.encode()
 # The builds kept per map and context (ListedBuilds.kept: the tiles left, and what else a
-# listing shares), in the order the contexts were last asked for: a worker's warm-up keeps
-# some 8,000 situations of hexes in 124 contexts, 4.3 MB (a situation made about 1.1 KB, its
-# JSON texts, some twice for the loop checks; one met again in another context, as the empty
-# hexes' per budget are, a reference; the listings and geometry are build_shapes'). At the
-# bound (at most 18 MB, were every situation made apart), the contexts least recently asked
-# for go until half of it is left (_make_room): a worker busy with many games keeps those it
-# plays, and those its warm-up made that they share, rather than starting every game over cold.
-_BUILDS_KEPT = 1 << 14
+# listing shares), in the order the contexts were last asked for: a worker's warm-up (four
+# games a map) keeps some 26,000 situations of hexes in 366 contexts, 8,900 of them made, 9 MB
+# (a situation made about 1.1 KB, its JSON texts, some twice for the loop checks; one met
+# again in another context, as the empty hexes' per budget are, a reference; the listings and
+# geometry are build_shapes'). At the bound (at most 36 MB, were every situation made apart),
+# the contexts least recently asked for go until half of it is left (_make_room): a worker
+# busy with many games keeps those it plays, and those its warm-up made that they share,
+# rather than starting every game over cold.
+_BUILDS_KEPT = 1 << 15
 _KEPT_BUILDS: dict[tuple[int, tuple], tuple[Places, dict[Any, build.HexBuilds]]] = {}
 # The pieces of a build's JSON that its cost makes (ListedBuilds._price), on an empty hex and
 # on one with track: from the cost to the builder's name, and the price to the end.
