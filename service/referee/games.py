@@ -158,8 +158,9 @@ class Games:
         # Tenants' quotas and usage (tenancy.py), when the service is hosted for them.
         self.tenancy: Tenancy | None = None
         # Runs work that follows a commit but need not delay its answer (list_ahead): the API
-        # runs it after the response is sent. None: such work is not done.
-        self.defer: Callable[[Callable[[], None]], None] | None = None
+        # runs it after the response is sent, and says whether it will (outside a request it does
+        # not). None: such work is not done.
+        self.defer: Callable[[Callable[[], None]], bool] | None = None
         self.listed_here = legal.ListedHere()
 
     # -- reading ------------------------------------------------------------------------------
@@ -256,10 +257,9 @@ class Games:
         return stored.version, answer
 
     def after_answer(self, task: Callable[[], None]) -> None:
-        """Runs `task` once the answer is sent (`defer`), or now when nothing runs after it."""
-        if self.defer is not None:
-            self.defer(task)
-        else:
+        """Runs `task` once the answer is sent (`defer`), or now when nothing runs after it (no
+        `defer`, or no request being answered)."""
+        if self.defer is None or not self.defer(task):
             task()
 
     def ahead_of(self, state: State) -> Ahead | None:

@@ -302,7 +302,8 @@ def test_a_read_of_legal_moves_is_marked_once_its_answer_is_sent(on: str, api_on
                                                                  redis_url: str) -> None:
     """GET legal-moves marks its seat read lately (what makes the next commit list that seat's
     moves ahead) once its answer is sent, not in the read it answers from: the answer does not
-    wait for the write. A seat of a game that is not there is never marked."""
+    wait for the write; asked outside a request, at once. A seat of a game that is not there is
+    never marked."""
     from service.store import MemoryStore, RedisStore
 
     store = MemoryStore() if on == "memory" else RedisStore(redis_url)
@@ -314,6 +315,10 @@ def test_a_read_of_legal_moves_is_marked_once_its_answer_is_sent(on: str, api_on
     response.close()  # as a server closes it once sent
     assert store.peek_kept(game_id, "legal:1")[1] is True
     assert store.peek_kept(game_id, "legal:2")[1] is False
+    # Asked outside any request (nothing is sent after it), the read is marked at once.
+    games = api.app.extensions["aos.games"]
+    assert games.legal_moves(game_id, 2)[0] == 0
+    assert store.peek_kept(game_id, "legal:2")[1] is True
     missing = api.client.get("/v1/games/g-not-there-at-all/legal-moves?seat=1")
     assert missing.status_code == 404 and missing.get_json()["code"] == "GAME_NOT_FOUND"
     assert store.peek_kept("g-not-there-at-all", "legal:1") is None

@@ -17,11 +17,13 @@ log = logging.getLogger(__name__)
 Task = Callable[[], None]
 
 
-def defer(task: Task) -> None:
+def defer(task: Task) -> bool:
     """Runs `task` after the current request's response is sent; outside a request, not at all
-    (nothing here waits on it)."""
-    if has_request_context():
-        g.setdefault("after_response", []).append(task)
+    (nothing here waits on it). Returns whether it will run."""
+    if not has_request_context():
+        return False
+    g.setdefault("after_response", []).append(task)
+    return True
 
 
 def _schedule(response: Response) -> Response:
