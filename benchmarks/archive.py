@@ -23,6 +23,7 @@ free ports.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import random
 import shutil
@@ -44,7 +45,7 @@ sys.path[:0] = [str(HERE / "http"), str(ROOT / "tools"), str(ROOT)]
 
 from load import run as load_run  # noqa: E402
 from pg_cluster import PostgresCluster, free_port  # noqa: E402
-from run import HOST, create_game, played_game, wait_for  # noqa: E402
+from run import HOST, create_game, games_enough, played_game, wait_for  # noqa: E402
 
 from service.archive.copier import ArchiveCopier  # noqa: E402
 from service.archive.migrate import migrate  # noqa: E402
@@ -176,10 +177,15 @@ def lag_figures(redis_url: str, database_url: str, args: argparse.Namespace, wor
         seeds = [f"bench-{n}" for n in range(3)]
         scripts = {seed: played_game(seed) for seed in seeds}
 
+        # Enough whole games that no connection runs out of moves before the time is up.
+        per_connection = games_enough(args.seconds, args.connections,
+                                      min(len(script) for script in scripts.values()))
+
         def move_plan_factory():
             games = {}
             for i in range(args.connections):
-                games[i] = [(create_game(api_port, seed), scripts[seed]) for seed in seeds * 2]
+                games[i] = [(create_game(api_port, seed), scripts[seed])
+                            for seed in itertools.islice(itertools.cycle(seeds), per_connection)]
 
             def factory(i: int):
                 requests = (
@@ -234,6 +240,9 @@ def lag_figures(redis_url: str, database_url: str, args: argparse.Namespace, wor
     for result in (with_copier, without):
         print(f"  {result.name:<24} {result.rps:8.0f} moves/s  p50 {result.p50_ms:6.1f} ms  "
               f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}")
+        if result.ran_dry:
+            print(f"  warning: {result.ran_dry} connections ran out of moves before the time was "
+                  f"up: {result.name}'s moves/s is too low")
     print(f"  moves/s with the copier running: {with_copier.rps / without.rps:.0%} of without")
     print(f"  {len(lags)} moves archived; commit -> archive lag p50 {percentile(lags, 0.5) * 1000:.0f} ms, "
           f"p99 {percentile(lags, 0.99) * 1000:.0f} ms, max {max(lags) * 1000:.0f} ms "

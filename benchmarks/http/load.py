@@ -1,6 +1,7 @@
 """A small closed-loop HTTP load generator: C connections (spread over processes, a thread per
 connection, keep-alive where the server allows), each sending its next request when the last
-one is answered. Reports throughput and latency percentiles."""
+one is answered. Reports throughput and latency percentiles, and how many connections ran out of
+requests before the time was up (Result.ran_dry): their throughput is not the server's."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ class Result:
     p99_ms: float
     statuses: dict[int, int]
     labelled: dict[str, list[float]] = field(default_factory=dict)  # label -> latencies (s)
+    # Connections whose plan ended before the time was up: fewer were open from then on, and
+    # `rps` (requests over the whole time) says less than the server could do.
+    ran_dry: int = 0
 
     def label_p(self, label: str, p: float) -> float:
         """The p-quantile (0-1) latency of one label's requests, in ms."""
@@ -44,9 +48,11 @@ def _connection(host: str, port: int, plan: Plan, stop_at: float, out: list) -> 
     conn = http.client.HTTPConnection(host, port, timeout=30)
     latencies, statuses, last = [], Counter(), None
     labelled: dict[str, list[float]] = {}
+    dry = False
     while time.perf_counter() < stop_at:
         request = plan(last)
         if request is None:
+            dry = True
             break
         method, path, body, headers = request[:4]
         label = request[4] if len(request) > 4 else None
@@ -68,7 +74,7 @@ def _connection(host: str, port: int, plan: Plan, stop_at: float, out: list) -> 
             conn.close()
         last = (response.status, data)
     conn.close()
-    out.append((latencies, statuses, labelled))
+    out.append((latencies, statuses, labelled, dry))
 
 
 def _process(
@@ -112,12 +118,14 @@ def run(
     latencies: list[float] = []
     statuses: Counter = Counter()
     labelled: dict[str, list[float]] = {}
+    ran_dry = 0
     for out in outs:
-        for lat, st, lab in out:
+        for lat, st, lab, dry in out:
+            ran_dry += dry
             latencies.extend(lat)
             statuses.update(st)
             for label, values in lab.items():
                 labelled.setdefault(label, []).extend(values)
     cuts = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else [0.0] * 99
     return Result(name, len(latencies), seconds, cuts[49] * 1000, cuts[98] * 1000, dict(statuses),
-                  labelled)
+                  labelled, ran_dry)

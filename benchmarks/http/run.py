@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import functools
 import itertools
+import math
 import multiprocessing
 import os
 import random
@@ -108,6 +109,17 @@ def imported_game(port: int, seed: str, played: list[tuple[dict, int, dict]]) ->
     record = {**game.record_header(played[0][0]), "seed": seed,
               "moves": [{"seat": seat, "move": move} for _, seat, move in played]}
     return call(port, "POST", "/v1/games", {"record": record})
+
+
+# More moves a second than any server this runs on posts: the games a move run makes ready.
+MOVES_PER_SECOND_BOUND = 5000
+
+
+def games_enough(seconds: float, connections: int, moves_per_game: int) -> int:
+    """Whole games a connection needs so as not to run out of moves within `seconds`, when all
+    `connections` together post at most MOVES_PER_SECOND_BOUND moves a second."""
+    per_connection = seconds * MOVES_PER_SECOND_BOUND / connections
+    return math.ceil(per_connection / moves_per_game) + 1
 
 
 def create_game(port: int, seed: str) -> dict:
@@ -212,8 +224,11 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-        # Games for the move run: each connection plays whole games' moves in order.
-        per_connection = 6
+        # Games for the move run: each connection plays whole games' moves in order, and has
+        # enough of them for the whole run (a connection that runs out stops, and the run's
+        # req/s with it: the load, not the server).
+        per_connection = games_enough(args.seconds, args.connections,
+                                      min(len(script) for script in scripts.values()))
         move_games: dict[int, list[tuple[dict, list]]] = {}
         seed_cycle = itertools.cycle(seeds)
         for i in range(args.connections):
@@ -335,6 +350,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}",
                 flush=True,
             )
+            if result.ran_dry:
+                print(f"  warning: {result.ran_dry} of {args.connections} connections ran out of "
+                      f"requests before {args.seconds:.0f} s: {name}'s req/s is too low",
+                      flush=True)
         one: dict[str, Result] = {}
         floor_tagged = functools.partial(floor_plan, tag="floor")
         for name, factory, whole in (("floor (Redis RMW)", floor_tagged, False),
