@@ -236,7 +236,9 @@ class Games:
         # need, which cost a cold listing's read some 20 µs in a server (benchmarks/http).
         name, ttl = legal.name(seat), self.settings.legal_moves_ttl
         stored, read_lately = self.found(game_id, lambda: self.store.peek_kept(game_id, name))
-        self.after_answer(functools.partial(self.store.mark_read, game_id, name, ttl))
+        # Marked only by a read that is answered: a seat the game has not is refused unmarked.
+        mark = functools.partial(self.after_answer,
+                                 functools.partial(self.store.mark_read, game_id, name, ttl))
         kept = None
         if read_lately:
             kept = (self.listed_here.get(game_id, name, stored.version)
@@ -245,10 +247,12 @@ class Games:
             stored, kept, read_lately = self._listed_ahead(game_id, name, ttl)
         answer = legal.kept_answer(kept, stored.state)
         if answer is not None:
+            mark()
             return stored.version, answer
         state = orjson.loads(stored.state)
         if seat >= len(state["players"]):
             raise GameError("NO_SUCH_SEAT", f"this game has no seat {seat}")
+        mark()
         answer = legal.body(state, seat, stored.version)
         if read_lately:
             value = legal.kept_value(stored.state, answer)

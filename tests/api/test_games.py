@@ -322,12 +322,17 @@ def test_a_read_of_legal_moves_is_marked_once_its_answer_is_sent(on: str, api_on
     missing = api.client.get("/v1/games/g-not-there-at-all/legal-moves?seat=1")
     assert missing.status_code == 404 and missing.get_json()["code"] == "GAME_NOT_FOUND"
     assert store.peek_kept("g-not-there-at-all", "legal:1") is None
+    # A seat the game has not is refused, and its read is not marked.
+    no_seat = api.client.get(f"/v1/games/{game_id}/legal-moves?seat=4")
+    assert no_seat.status_code in (400, 404) and no_seat.get_json()["code"] == "NO_SUCH_SEAT"
+    assert store.peek_kept(game_id, "legal:4")[1] is False
     if on == "redis":
         from service.store.keys import kept_key
 
         with redis.Redis.from_url(redis_url) as client:
             assert not client.exists(kept_key("g-not-there-at-all", "read:legal:1"))
             assert client.exists(kept_key(game_id, "read:legal:1"))
+            assert not client.exists(kept_key(game_id, "read:legal:4"))
 
 
 @pytest.mark.parametrize("on", ["memory", "redis"])
