@@ -1,4 +1,5 @@
-"""scripts/bootstrap.sh on a machine without a new enough Python, and after a failed install."""
+"""scripts/bootstrap.sh on a machine without a new enough Python, after a failed install, and where
+uv (which installs the project) cannot be had."""
 
 from __future__ import annotations
 
@@ -60,7 +61,25 @@ def test_a_venv_left_broken_by_a_failed_install_is_made_again(tmp_path: Path) ->
     assert ".venv is incomplete" in done.stderr
     assert subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "--version"]).returncode == 0
     assert (root / ".venv/.bootstrap-ok").exists() and list(root.glob(".venv/.installed-*"))
+    assert (root / ".venv/bin/uv").exists(), "uv, installed into the venv, installs the project"
     # A second run reuses the venv it made and installs nothing.
     again = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env=env, capture_output=True,
                            text=True, timeout=300)
     assert again.returncode == 0 and again.stderr == ""
+
+
+def test_pip_installs_the_project_where_uv_cannot_be_had(tmp_path: Path) -> None:
+    root = a_checkout(tmp_path)
+    # A constraint no release of uv meets: its install fails, as it would offline from PyPI.
+    no_uv = tmp_path / "no-uv.txt"
+    no_uv.write_text("uv<0\n")
+    env = {**os.environ, "PYTHON": sys.executable, "PIP_CONSTRAINT": str(no_uv)}
+    done = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "uv could not be installed; pip installs the project" in done.stderr
+    assert not (root / ".venv/bin/uv").exists()
+    assert list(root.glob(".venv/.installed-*"))
+    shown = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "show", "tiny"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0 and "Version: 0" in shown.stdout
