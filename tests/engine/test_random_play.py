@@ -185,8 +185,10 @@ def play_checked(players: int, seed: int, check_all_every: int = 0, map_id: str 
     return state, record
 
 
+# 100 games, 13,535 decisions, each with its listing, a sample of it applied and near misses
+# judged both ways (200 games took a ninth of the suite's CPU time for no rule they did not meet).
 @pytest.mark.parametrize("players", [3, 4, 5, 6])
-@pytest.mark.parametrize("seed", range(50))
+@pytest.mark.parametrize("seed", range(25))
 def test_random_game_keeps_invariants_and_replays(players: int, seed: int) -> None:
     final, record = play_checked(players, seed * 10 + players, check_all_every=25 if seed < 3 else 0)
     assert final["phase"] == "finished"
@@ -208,7 +210,8 @@ MADAGASCAR_AND_HOLLAND = [("madagascar", p, {}) for p in (3, 4, 5, 6)] + [
 @pytest.mark.parametrize(("map_id", "players", "options"), MADAGASCAR_AND_HOLLAND,
                          ids=lambda v: v if not isinstance(v, dict) else
                          ("windmills" if v.get("windmills") else "plain"))
-@pytest.mark.parametrize("seed", range(10))
+# 40 games, 4,854 decisions.
+@pytest.mark.parametrize("seed", range(5))
 def test_random_game_on_madagascar_and_holland(map_id: str, players: int, options: dict,
                                                seed: int) -> None:
     final, record = play_checked(players, seed * 10 + players, check_all_every=25 if seed < 2 else 0,
@@ -251,7 +254,7 @@ MAP_PLAYER_COUNTS = [(m, p) for m in ("rust_belt", "madagascar", "iraq", "berlin
 
 
 @pytest.mark.parametrize(("map_id", "players"), MAP_PLAYER_COUNTS)
-@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize("seed", range(1))  # a second seed cost the suite 8 CPU-s
 def test_funded_random_game_plays_to_the_last_round(map_id: str, players: int, seed: int) -> None:
     """Random players go broke by round 5 or so; with $300 each at the start they play every
     round, so the late rounds, the last income reduction and final scoring of every map are
