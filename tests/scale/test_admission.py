@@ -168,17 +168,28 @@ def test_the_body_watchdog_calls_what_is_due_and_nothing_cancelled_on_one_thread
 
     from service.admission import Watchdog
 
-    watchdog, called = Watchdog(), []
+    # No fixed sleeps between arming and checking: on a loaded machine the loop below has taken
+    # over 0.3 s, so a deadline armed before it fell due before one armed after it.
+    watchdog, called, times = Watchdog(), [], {}
+    done = threading.Event()
+
+    def call(name: str) -> None:
+        times[name] = time.monotonic()
+        called.append(name)
+        if name == "late":
+            done.set()
+
     before = threading.active_count()
-    late = watchdog.arm(0.3, lambda: called.append("late"))
-    for n in range(1000):
-        watchdog.cancel(watchdog.arm(0.05, lambda n=n: called.append(n)))
-    watchdog.arm(0.1, lambda: called.append("early"))
+    for n in range(1000):  # each due in 0.1 s, before the two below, and cancelled at once
+        watchdog.cancel(watchdog.arm(0.1, lambda n=n: called.append(n)))
+    armed = time.monotonic()
+    late = watchdog.arm(0.6, lambda: call("late"))
+    watchdog.arm(0.3, lambda: call("early"))
     assert threading.active_count() <= before + 1
-    time.sleep(0.2)
-    assert called == ["early"]
-    time.sleep(0.3)
+    assert done.wait(10)
+    time.sleep(0.1)  # anything else that would be called
     assert called == ["early", "late"]
+    assert times["early"] - armed >= 0.3 and times["late"] - armed >= 0.6
     watchdog.cancel(late)  # too late: it was called, once
     time.sleep(0.1)
     assert called == ["early", "late"]
