@@ -6,7 +6,7 @@
 # that is new enough. From Debian's packages it installs, if missing: python3, python3-venv and
 # python3-pip (as root, or with sudo). Into .venv: the project and its dependencies from PyPI
 # (with "test": the test tools too, and the client in client/), by uv, which it installs there
-# first, or by pip where uv can't be had.
+# first, or by pip where uv can't be had or fails (uv reads none of pip's settings).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="${1:-}"
@@ -71,7 +71,7 @@ if [ ! -d .venv ]; then
   fi
   # uv, from PyPI into the venv, installs the project: with the test extras (some 110 packages)
   # in 4 to 14 s where pip took 27 (a fresh clone's ./test.sh spent a ninth of its five minutes
-  # making .venv). Where uv can't be had, pip does it all, as before.
+  # making .venv). Where uv can't be had, pip does it all, as before (and where uv fails: below).
   if ! .venv/bin/python -m pip install -q uv >/dev/null 2>&1; then
     echo "bootstrap: uv could not be installed; pip installs the project (slower)" >&2
     .venv/bin/python -m pip install -q --upgrade pip >/dev/null
@@ -79,20 +79,22 @@ if [ ! -d .venv ]; then
   touch .venv/.bootstrap-ok
 fi
 
-# pip_install [--compile] ARGS...: into .venv, by uv if the venv has it, else by pip. Bytecode is
-# compiled only with --compile (uv leaves it by default, pip needs --no-compile to).
+# pip_install [--compile] ARGS...: into .venv, by uv if the venv has it, else (or if uv fails)
+# by pip. Bytecode is compiled only with --compile (uv leaves it by default, pip needs
+# --no-compile to).
 pip_install() {
-  local compile=no
+  local compile=no flags
   [ "$1" = --compile ] && { compile=yes; shift; }
   if [ -x .venv/bin/uv ]; then
-    local flags=(-q --python .venv/bin/python)
+    flags=(-q --python .venv/bin/python)
     [ "$compile" = yes ] && flags+=(--compile-bytecode)
-    .venv/bin/uv pip install "${flags[@]}" "$@"
-  else
-    local flags=(-q)
-    [ "$compile" = no ] && flags+=(--no-compile)
-    .venv/bin/python -m pip install "${flags[@]}" "$@"
+    .venv/bin/uv pip install "${flags[@]}" "$@" && return 0
+    # uv reads none of pip's settings: an index or mirror set up for pip alone is pip's to use.
+    echo "bootstrap: uv could not install the project; pip tries (it reads pip's own settings)" >&2
   fi
+  flags=(-q)
+  [ "$compile" = no ] && flags+=(--no-compile)
+  .venv/bin/python -m pip install "${flags[@]}" "$@"
 }
 
 spec="."; [ -n "$extras" ] && spec=".[$extras]"

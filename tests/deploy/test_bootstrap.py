@@ -68,7 +68,7 @@ def test_a_venv_left_broken_by_a_failed_install_is_made_again(tmp_path: Path) ->
     assert again.returncode == 0 and again.stderr == ""
 
 
-def test_pip_installs_the_project_where_uv_cannot_be_had(tmp_path: Path) -> None:
+def test_pip_installs_the_project_where_uv_cannot_be_had_or_fails(tmp_path: Path) -> None:
     root = a_checkout(tmp_path)
     # A constraint no release of uv meets: its install fails, as it would offline from PyPI.
     no_uv = tmp_path / "no-uv.txt"
@@ -80,6 +80,23 @@ def test_pip_installs_the_project_where_uv_cannot_be_had(tmp_path: Path) -> None
     assert "uv could not be installed; pip installs the project" in done.stderr
     assert not (root / ".venv/bin/uv").exists()
     assert list(root.glob(".venv/.installed-*"))
-    shown = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "show", "tiny"],
-                           capture_output=True, text=True)
-    assert shown.returncode == 0 and "Version: 0" in shown.stdout
+    assert installed_version(root, "tiny") == "0"
+
+    # uv in the venv, but set up for no index it can reach (as where only pip is told of a
+    # mirror): pip installs what uv could not.
+    subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "install", "-q", "uv"], check=True)
+    (root / "pyproject.toml").write_text(TINY_PROJECT.replace('version = "0"', 'version = "1"'))
+    env = {**env, "UV_INDEX_URL": "http://127.0.0.1:9/simple", "UV_NO_CACHE": "1",
+           "UV_HTTP_RETRIES": "0"}
+    done = subprocess.run([BASH, "scripts/bootstrap.sh"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "uv could not install the project; pip tries" in done.stderr
+    assert installed_version(root, "tiny") == "1"
+
+
+def installed_version(root: Path, package: str) -> str:
+    shown = subprocess.run([str(root / ".venv/bin/python"), "-m", "pip", "show", package],
+                           capture_output=True, text=True, check=True)
+    return next(line.split(": ", 1)[1] for line in shown.stdout.splitlines()
+                if line.startswith("Version: "))
