@@ -18,12 +18,14 @@ TOOL = ROOT / "tools" / "error_codes_doc.py"
 
 
 @pytest.fixture(scope="module")
-def tool():  # type: ignore[no-untyped-def]
+def raised():  # type: ignore[no-untyped-def]
+    """What tools/error_codes_doc.py finds raised in the source: scanned once for the module's
+    tests (a scan walks every syntax tree of service/, some 0.7 CPU-s)."""
     spec = importlib.util.spec_from_file_location("error_codes_doc", TOOL)
     module = importlib.util.module_from_spec(spec)
     sys.modules["error_codes_doc"] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
-    return module
+    return module.raised_codes()
 
 
 def test_the_page_is_up_to_date() -> None:
@@ -31,17 +33,17 @@ def test_the_page_is_up_to_date() -> None:
     assert result.returncode == 0, result.stdout
 
 
-def test_the_scan_finds_the_raise_sites_it_should(tool) -> None:  # type: ignore[no-untyped-def]
-    raised = {(r.code, r.kind) for r in tool.raised_codes()}
+def test_the_scan_finds_the_raise_sites_it_should(raised) -> None:  # type: ignore[no-untyped-def]
+    found = {(r.code, r.kind) for r in raised}
     # One of each way a code is named: a literal, a name assigned a choice, a module table.
-    assert ("TOKEN_MISSING", "api") in raised
-    assert ("VALIDATION_ERROR", "api") in raised and ("UNKNOWN_MOVE_TYPE", "api") in raised
-    assert ("METHOD_NOT_ALLOWED", "api") in raised and ("HTTP_ERROR", "api") in raised
-    assert ("OFF_MAP", "rule") in raised and ("PLAYER_COUNT", "setup") in raised
+    assert ("TOKEN_MISSING", "api") in found
+    assert ("VALIDATION_ERROR", "api") in found and ("UNKNOWN_MOVE_TYPE", "api") in found
+    assert ("METHOD_NOT_ALLOWED", "api") in found and ("HTTP_ERROR", "api") in found
+    assert ("OFF_MAP", "rule") in found and ("PLAYER_COUNT", "setup") in found
     # In front of the app: the admission layer's refusals and the server's own answers.
     for code in FRONT_CODES:
-        assert (code, "api") in raised, code
-    assert ("URI_TOO_LONG", "api") in raised and ("AT_CAPACITY", "api") in raised
+        assert (code, "api") in found, code
+    assert ("URI_TOO_LONG", "api") in found and ("AT_CAPACITY", "api") in found
 
 
 # The admission layer's refusals (service/admission.py), answered before the app reads anything.
@@ -49,8 +51,8 @@ FRONT_CODES = ("TOO_MANY_REQUESTS", "TOO_MANY_WAITS", "TOO_MANY_AUTH_FAILURES", 
                "BAD_CHUNKED_BODY", "BODY_INCOMPLETE")
 
 
-def test_every_code_the_admission_layer_answers_is_listed_with_its_status(tool) -> None:  # type: ignore[no-untyped-def]
-    admission = {(r.code, r.status) for r in tool.raised_codes()
+def test_every_code_the_admission_layer_answers_is_listed_with_its_status(raised) -> None:  # type: ignore[no-untyped-def]
+    admission = {(r.code, r.status) for r in raised
                  if r.where.startswith("service/admission.py")}
     assert {code for code, _ in admission} == set(FRONT_CODES)
     assert {(code, API_CODES[code].status) for code, _ in admission} == admission
@@ -61,8 +63,7 @@ def test_every_code_the_admission_layer_answers_is_listed_with_its_status(tool) 
         assert f"| `{code}` | {status} |" in page, code
 
 
-def test_every_code_the_source_raises_is_listed_and_every_listed_code_is_raised(tool) -> None:  # type: ignore[no-untyped-def]
-    raised = tool.raised_codes()
+def test_every_code_the_source_raises_is_listed_and_every_listed_code_is_raised(raised) -> None:  # type: ignore[no-untyped-def]
     api = {r.code for r in raised if r.kind in ("api", "setup")}
     rules = {r.code for r in raised if r.kind == "rule"}
     assert sorted(api - set(API_CODES)) == [], "raised but not in service/api/error_codes.py"
@@ -74,35 +75,35 @@ def test_every_code_the_source_raises_is_listed_and_every_listed_code_is_raised(
         assert f"| `{code}` |" in page, code
 
 
-def test_statuses_and_fields_are_the_ones_the_source_gives(tool) -> None:  # type: ignore[no-untyped-def]
+def test_statuses_and_fields_are_the_ones_the_source_gives(raised) -> None:  # type: ignore[no-untyped-def]
     fields_by_code: dict[str, set[str]] = {}
-    for raised in tool.raised_codes():
-        if raised.kind == "api":
-            listed = API_CODES[raised.code]
-            if raised.status is not None:
-                assert raised.status == listed.status, raised
+    for one in raised:
+        if one.kind == "api":
+            listed = API_CODES[one.code]
+            if one.status is not None:
+                assert one.status == listed.status, one
             # A code raised in several places may carry a field in some of them (the move's
             # `index` of a record import); every field is listed, and every listed one is sent.
-            assert raised.fields <= set(listed.fields), raised
-            fields_by_code.setdefault(raised.code, set()).update(raised.fields)
-        elif raised.kind == "setup":
-            assert API_CODES[raised.code].status == 422  # the API answers a SetupError so
+            assert one.fields <= set(listed.fields), one
+            fields_by_code.setdefault(one.code, set()).update(one.fields)
+        elif one.kind == "setup":
+            assert API_CODES[one.code].status == 422  # the API answers a SetupError so
         else:
-            assert raised.fields <= set(RULE_FIELDS), f"{raised}: say in RULE_FIELDS what the field holds"
+            assert one.fields <= set(RULE_FIELDS), f"{one}: say in RULE_FIELDS what the field holds"
     for code, fields in fields_by_code.items():
         assert fields == set(API_CODES[code].fields), code
 
 
-def test_every_raise_of_a_rule_code_carries_the_fields_the_engine_lists_for_it(tool) -> None:  # type: ignore[no-untyped-def]
+def test_every_raise_of_a_rule_code_carries_the_fields_the_engine_lists_for_it(raised) -> None:  # type: ignore[no-untyped-def]
     carried: dict[str, set[str]] = {}
-    for raised in tool.raised_codes():
-        if raised.kind != "rule":
+    for one in raised:
+        if one.kind != "rule":
             continue
-        always = set(CODE_FIELDS.get(raised.code, ()))
-        allowed = always | set(SOMETIMES_FIELDS.get(raised.code, {}))
-        assert always <= raised.fields, f"{raised}: lacks {sorted(always - raised.fields)}"
-        assert raised.fields <= allowed, f"{raised}: list {sorted(raised.fields - allowed)} in errors.py"
-        carried.setdefault(raised.code, set()).update(raised.fields)
+        always = set(CODE_FIELDS.get(one.code, ()))
+        allowed = always | set(SOMETIMES_FIELDS.get(one.code, {}))
+        assert always <= one.fields, f"{one}: lacks {sorted(always - one.fields)}"
+        assert one.fields <= allowed, f"{one}: list {sorted(one.fields - allowed)} in errors.py"
+        carried.setdefault(one.code, set()).update(one.fields)
     # Nothing listed that no raise carries, and every field listed has its meaning on the page.
     for code, when in SOMETIMES_FIELDS.items():
         assert set(when) <= carried.get(code, set()), code
