@@ -64,11 +64,6 @@ RESOLVED_PATHS = 1 << 14
 
 @pytest.fixture(scope="session")
 def openapi() -> OpenAPI:
-    return contract_checker()
-
-
-def contract_checker() -> OpenAPI:
-    """openapi.yaml's checker (openapi_config), its resolved paths kept."""
     spec = SchemaPath.from_file_path(str(SPEC), resolved_cache_maxsize=RESOLVED_PATHS)
     return OpenAPI(spec, config=openapi_config())
 

@@ -53,8 +53,8 @@ def _build(arguments: dict[str, Any]) -> Callable[[], None]:
     the cases of its examples and coverage phases (worked out from the contract alone, the same
     for both tests) are the very requests test_api_as_generated sends. There only its fuzzing
     phase runs (its own Hypothesis seed: other cases than test_api_as_generated's, up to
-    FUZZ_EXAMPLES). POST /v1/games and /v1/games/bulk: 1,219 and 1,236 cases -> 40 each at 40
-    examples; the 14 such operations: 2,884 -> 287 (the 2,597 left out are sent by
+    FUZZ_EXAMPLES). POST /v1/games and /v1/games/bulk: 1,219 and 1,236 cases -> FUZZ_EXAMPLES
+    each; the 14 such operations: 2,884 -> 287 when it was 40 (the cases left out are sent by
     test_api_as_generated)."""
     if arguments["test_func"].__name__ != "test_api_on_a_real_game" or \
             "{game_id}" in arguments["operation"].path:
