@@ -1,6 +1,8 @@
 """HTTP load benchmark: GET view, GET legal-moves (mid-game build turn) and POST move, each as
 throughput and p50/p99 and as a ratio to the floor measured in the same run (a bare endpoint
-doing the same Redis read-modify-write of a state of the same size; see bench_app.py).
+doing the same Redis read-modify-write of a state of the same size; see bench_app.py), and each
+one's CPU per request in the service's workers, in Redis and in the load generator (cpu.py):
+where a difference in throughput comes from.
 
 Then, over one connection, a client that plays whole games as a real one does: it asks each
 turn's legal moves once, right after the move that made the turn, then posts its move. Its
@@ -46,6 +48,8 @@ sys.path.insert(0, str(HERE.parents[1]))
 
 from load import Result, run  # noqa: E402
 
+from benchmarks.http import cpu  # noqa: E402
+from benchmarks.http.cpu import Cpu  # noqa: E402
 from benchmarks.http.private_redis import private_redis  # noqa: E402
 from service.engine import game  # noqa: E402
 from service.engine.playout import play_random_game  # noqa: E402
@@ -328,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
             return lambda last: next(requests, None)
 
         results: list[Result] = []
+        cpus: list[Cpu | None] = []  # each run's CPU by process (cpu.py), None without /proc
         for name, factory in (
             ("floor (Redis RMW)", floor_plan),
             ("GET view", view_plan),
@@ -335,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
             ("POST move", move_plan),
             ("floor (Redis RMW)", floor_plan),
         ):
+            before = cpu.snapshot(api_proc.pid, r)
             result = run(
                 name,
                 HOST,
@@ -344,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
                 seconds=args.seconds,
                 processes=args.processes,
             )
+            after = cpu.snapshot(api_proc.pid, r)
             results.append(result)
+            cpus.append(None if before is None or after is None else after - before)
             print(
                 f"  {name:<20} {result.rps:8.0f} req/s  p50 {result.p50_ms:6.1f} ms  "
                 f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}",
@@ -395,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.name:<20} {result.rps:8.0f} {result.p50_ms:8.1f} {result.p99_ms:8.1f} "
             f"{result.rps / floor:8.0%}"
         )
+    print_cpu(results, cpus)
     play = one["client play"]
     play.labelled.update(one["cold listings"].labelled)
     floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
@@ -433,6 +442,25 @@ def main(argv: list[str] | None = None) -> int:
                 if cold == played else "not the one that served the client's play")
         print(f"  the cold listings were served by worker {', '.join(map(str, sorted(cold)))}: {kind}")
     return 0
+
+
+def print_cpu(results: list[Result], cpus: list[Cpu | None]) -> None:
+    """Each run's CPU per request by process (cpu.py), the floor's the mean of its two runs'
+    per request: where a request's cost against the floor's is, in the workers (the app, and
+    gunicorn's parsing and writing), in Redis, or in the load generator (alike for all)."""
+    if any(c is None for c in cpus):
+        return
+    per = [c.per_request_us(result.requests) for result, c in zip(results, cpus, strict=True)
+           if c is not None]
+    floor = per[0] + per[-1]
+    floor = Cpu(floor.workers / 2, floor.redis / 2, floor.load / 2)
+    print("\nCPU per request, us of user + system time (the workers' from /proc, Redis's from "
+          "its INFO, the load generator's from its processes' rusage):")
+    print(f"{'':<20} {'workers':>8} {'redis':>6} {'load':>6} {'total':>6} {'vs floor':>9}")
+    for name, each in (("floor (mean of two)", floor),
+                       *((result.name, p) for result, p in zip(results[1:-1], per[1:-1], strict=True))):
+        print(f"{name:<20} {each.workers:8.0f} {each.redis:6.0f} {each.load:6.0f} "
+              f"{each.total:6.0f} {each.total / floor.total:8.2f}x")
 
 
 def access_by_tag(log: Path) -> dict[str, list[dict]]:
