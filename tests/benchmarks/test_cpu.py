@@ -7,9 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import redis
@@ -62,46 +60,27 @@ def test_the_split_per_request_is_each_part_s_difference_over_the_requests() -> 
     assert (before + after).workers == pytest.approx(2.5)
 
 
-class _Ok(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:  # noqa: N802  # http.server's name
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 def test_a_snapshot_counts_the_master_and_its_workers_redis_and_the_joined_load(
-        burner: subprocess.Popen, redis_url: str) -> None:
+        burner: subprocess.Popen, redis_url: str, server: int) -> None:
     store = redis.Redis.from_url(redis_url)
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        # This process stands for gunicorn's master: its child, the burner, for a worker.
-        before = cpu.snapshot(os.getpid(), store)
-        assert before is not None
-        assert before.workers >= cpu.process_seconds(burner.pid) >= 0.25
-        with store.pipeline(transaction=False) as pipe:
-            for n in range(20_000):
-                pipe.set(f"cpu-test:{n % 10}", n)
-            pipe.execute()
-        result = run("cpu", "127.0.0.1", httpd.server_address[1],
-                     lambda i: lambda last: ("GET", "/", None, {}), connections=2, seconds=0.5,
-                     processes=2)
-        after = cpu.snapshot(os.getpid(), store)
-        assert after is not None
-        spent = after - before
-        assert result.requests > 0
-        assert spent.redis > 0  # the 20,000 SETs
-        assert spent.load > 0  # the load generator's two processes, joined by run()
-        assert spent.workers > 0  # this process served the requests (its threads)
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    # This process stands for gunicorn's master: its child, the burner, for a worker.
+    before = cpu.snapshot(os.getpid(), store)
+    assert before is not None
+    assert before.workers >= cpu.process_seconds(burner.pid) >= 0.25
+    with store.pipeline(transaction=False) as pipe:
+        for n in range(20_000):
+            pipe.set(f"cpu-test:{n % 10}", n)
+        pipe.execute()
+    result = run("cpu", "127.0.0.1", server,
+                 lambda i: lambda last: ("GET", "/", None, {}), connections=2, seconds=0.5,
+                 processes=2)
+    after = cpu.snapshot(os.getpid(), store)
+    assert after is not None
+    spent = after - before
+    assert result.requests > 0
+    assert spent.redis > 0  # the 20,000 SETs
+    assert spent.load > 0  # the load generator's two processes, joined by run()
+    assert spent.workers > 0  # this process served the requests (its threads)
 
 
 def _result(name: str, requests: int) -> Result:
