@@ -21,7 +21,6 @@ from pathlib import Path
 import redis
 
 PROC = Path("/proc")
-PARTS = ("workers", "redis", "load")
 
 
 @dataclass(frozen=True)
