@@ -37,10 +37,12 @@ class Cpu:
     def __add__(self, other: Cpu) -> Cpu:
         return Cpu(self.workers + other.workers, self.redis + other.redis, self.load + other.load)
 
+    def scaled(self, factor: float) -> Cpu:
+        return Cpu(self.workers * factor, self.redis * factor, self.load * factor)
+
     def per_request_us(self, requests: int) -> Cpu:
         """Each part's CPU per request, in microseconds."""
-        n = max(requests, 1)
-        return Cpu(self.workers / n * 1e6, self.redis / n * 1e6, self.load / n * 1e6)
+        return self.scaled(1e6 / max(requests, 1))
 
     @property
     def total(self) -> float:

@@ -49,7 +49,6 @@ sys.path.insert(0, str(HERE.parents[1]))
 from load import Result, run  # noqa: E402
 
 from benchmarks.http import cpu  # noqa: E402
-from benchmarks.http.cpu import Cpu  # noqa: E402
 from benchmarks.http.private_redis import private_redis  # noqa: E402
 from service.engine import game  # noqa: E402
 from service.engine.playout import play_random_game  # noqa: E402
@@ -332,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
             return lambda last: next(requests, None)
 
         results: list[Result] = []
-        cpus: list[Cpu | None] = []  # each run's CPU by process (cpu.py), None without /proc
+        cpus: list[cpu.Cpu | None] = []  # each run's CPU by process (cpu.py), None without /proc
         for name, factory in (
             ("floor (Redis RMW)", floor_plan),
             ("GET view", view_plan),
@@ -444,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def print_cpu(results: list[Result], cpus: list[Cpu | None]) -> None:
+def print_cpu(results: list[Result], cpus: list[cpu.Cpu | None]) -> None:
     """Each run's CPU per request by process (cpu.py), the floor's the mean of its two runs'
     per request: where a request's cost against the floor's is, in the workers (the app, and
     gunicorn's parsing and writing), in Redis, or in the load generator (alike for all)."""
@@ -452,8 +451,7 @@ def print_cpu(results: list[Result], cpus: list[Cpu | None]) -> None:
         return
     per = [c.per_request_us(result.requests) for result, c in zip(results, cpus, strict=True)
            if c is not None]
-    floor = per[0] + per[-1]
-    floor = Cpu(floor.workers / 2, floor.redis / 2, floor.load / 2)
+    floor = (per[0] + per[-1]).scaled(0.5)
     print("\nCPU per request, us of user + system time (the workers' from /proc, Redis's from "
           "its INFO, the load generator's from its processes' rusage):")
     print(f"{'':<20} {'workers':>8} {'redis':>6} {'load':>6} {'total':>6} {'vs floor':>9}")
