@@ -314,11 +314,12 @@ def listing_json(state: State, seat: int, fields: Mapping[str, Any]) -> bytes:
     if state["phase"] != "build" or game.active_seat(state) != seat:
         return orjson.dumps({**fields, "moves": listing(state, seat)})
     words = ListedText(state, seat)
-    moves = build.legal(state, rules_for(state["map"]), seat, words)
+    # Any: besides its dicts, the listing holds _Texts (build.legal's Move is its dicts' type).
+    moves: list[Any] = build.legal(state, rules_for(state["map"]), seat, words)
     texts: list[bytes] = []
     for move in moves:
         if isinstance(move, _Texts):
-            texts.extend(move)
+            texts.extend(move.texts)
         else:
             texts.append(orjson.dumps(move))
     head = orjson.dumps(fields)[:-1] + (b',"moves":[' if fields else b'"moves":[')
@@ -463,8 +464,14 @@ def _make_room() -> None:
             break
 
 
-class _Texts(list):
-    """Moves of a listing as JSON texts (UTF-8), the builder's name still WHO (ListedText)."""
+class _Texts:
+    """Moves of a listing as JSON texts (UTF-8), the builder's name still WHO (ListedText). Not
+    a subclass of list: mypyc (service.engine.native) compiles no subclass of a builtin type."""
+
+    __slots__ = ("texts",)
+
+    def __init__(self, texts: list[bytes]) -> None:
+        self.texts = texts
 
 
 class ListedText(ListedBuilds):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from service.engine import rules_data as R
 from service.engine import tiles as T
@@ -30,10 +30,12 @@ from service.engine.once import once_per
 from service.engine.phases import build_shapes as S
 from service.engine.phases.build_shapes import Status
 from service.engine.state import open_build_turn
-from service.engine.variants.base import Rules as BaseRules
+from service.engine.variants.base import Rules
 
-if TYPE_CHECKING:
-    from service.engine.variants.base import Rules
+# Rules is imported at run time, not only for the type checker: mypyc (service.engine.native)
+# makes the dataclasses below with their annotations looked up in this module. BaseRules names
+# the base class where the listing asks whether a map's variant kept one of its hooks.
+BaseRules = Rules
 
 MOVE_TYPES = ("build", "urbanize", "end_build")
 Geometry = S.TrackGeometry | S.TownGeometry
@@ -978,7 +980,7 @@ class HexBuilds(NamedTuple):
     build's text with its geometry (None: no loop check) and the distinct tracks their shapes
     join (geo.joined): where none of those closes a loop, the joined text is listed whole."""
 
-    listing: object
+    listing: Any  # not `object`: mypyc looks the annotations up in the module
     joined: bytes
     checked: tuple[tuple[bytes, Geometry | None], ...] | None
     joins: tuple[tuple, ...]
