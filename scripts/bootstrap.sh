@@ -97,7 +97,8 @@ pip_install() {
   .venv/bin/python -m pip install "${flags[@]}" "$@"
 }
 
-spec="."; [ -n "$extras" ] && spec=".[$extras]"
+# Always with "native": what scripts/build_native.py needs to compile the engine (mypy, setuptools).
+spec=".[native${extras:+,$extras}]"
 manifests=(pyproject.toml)
 [ -f client/pyproject.toml ] && manifests+=(client/pyproject.toml)
 hash="$(cat "${manifests[@]}" | sha256sum | cut -c1-16)"
@@ -118,4 +119,38 @@ if [ ! -f "$stamp" ] && ! { [ -z "$extras" ] && [ -f ".venv/.installed-$hash-tes
   fi
   rm -f .venv/.installed-*
   touch "$stamp"
+fi
+
+# The build listing compiled by mypyc (service/engine/native.py), unless a build of these very
+# sources is there: some 15 s on 2 cores, once (again after an edit of the engine). It needs a C
+# compiler and Python's headers, installed from Debian's packages if missing. Where it can't be
+# built, the engine runs as plain Python (a build turn's listing a quarter slower): the service
+# goes on; the tests do not (tests/engine/test_native.py). AOS_NATIVE=off skips it (and has the
+# engine run its sources): an edit-test loop on the engine, ./test.sh --quick, without the build.
+headers_missing() {
+  ! .venv/bin/python -c 'import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+}
+build_tools() {  # the C compiler and Python's headers, from Debian's packages if missing
+  local packages=""
+  command -v cc >/dev/null || command -v gcc >/dev/null || packages="gcc libc6-dev"
+  if headers_missing; then
+    packages="$packages python$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')-dev"
+  fi
+  # shellcheck disable=SC2086  # one word per package
+  [ -z "$packages" ] || ! command -v apt-get >/dev/null || apt_install $packages || true
+}
+if [ ! -f scripts/build_native.py ]; then
+  :  # a checkout without the engine (tests/deploy/test_bootstrap.py's)
+elif [ "${AOS_NATIVE:-}" = off ]; then
+  echo "bootstrap: AOS_NATIVE=off: the engine runs as plain Python, compiled or not" >&2
+else
+  .venv/bin/python scripts/build_native.py --status | grep -q ': compiled$' || build_tools
+  if .venv/bin/python scripts/build_native.py --if-stale >.venv/native-build.log 2>&1; then
+    grep -h '^engine native modules: built' .venv/native-build.log | sed 's/^/bootstrap: /' >&2 || true
+  else
+    echo "bootstrap: the engine's modules could not be compiled (.venv/native-build.log); the" \
+         "engine runs as plain Python" >&2
+    tail -n 3 .venv/native-build.log >&2
+  fi
 fi

@@ -50,7 +50,7 @@ from load import Result, run  # noqa: E402
 
 from benchmarks.http import cpu  # noqa: E402
 from benchmarks.http.private_redis import private_redis  # noqa: E402
-from service.engine import game  # noqa: E402
+from service.engine import game, native  # noqa: E402
 from service.engine.playout import play_random_game  # noqa: E402
 
 HOST = "127.0.0.1"
@@ -173,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     # whatever tree the virtualenv's editable install points at, not necessarily this one.
     served = Path(args.service_tree or HERE.parents[1]).resolve()
     env["PYTHONPATH"] = os.pathsep.join([str(served), env.get("PYTHONPATH", "")])
-    print(f"serving the service of {served}", flush=True)
+    engine = native.status(served / "service" / "engine")
+    print(f"serving the service of {served}; its engine "
+          f"{'compiled by mypyc' if engine == 'compiled' else f'as plain Python ({engine})'}",
+          flush=True)
     api_proc = None
     stack = contextlib.ExitStack()
     try:

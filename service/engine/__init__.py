@@ -2,3 +2,9 @@
 
 The public entry points live in :mod:`service.engine.game`.
 """
+
+from service.engine import native
+
+# Before any module of the engine is imported: a compiled module runs only if built from these
+# very sources (native.py).
+native.guard()

@@ -1,0 +1,143 @@
+"""Compiles the build listing's modules with mypyc, beside their sources (service/engine/native.py).
+
+    .venv/bin/python scripts/build_native.py [--if-stale] [--status] [--jobs N] [--into DIR]
+
+Needs mypy (the test extra has it; the Docker image's build stage installs it) and a C compiler.
+Writes the stamp last, after removing the old one first: a build that fails leaves no module that
+the engine would use. scripts/bootstrap.sh runs it with --if-stale, and goes on without it (the
+engine runs as plain Python) when it fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# The engine's own warning that a build is stale (native.guard, on importing the engine) is this
+# script's to act on, not to print.
+logging.getLogger("service.engine.native").setLevel(logging.ERROR)
+
+from service.engine import native  # noqa: E402  (after the logger's level)
+
+
+def build(engine: Path = native.ENGINE, jobs: int | None = None) -> float:
+    """Compiles native.MODULES in a directory of its own, then puts the build beside their
+    sources in `engine` and writes the stamp; returns the seconds it took."""
+    from mypyc.build import mypycify  # a build tool: not needed at run time
+    from setuptools import setup
+
+    started = time.perf_counter()
+    digest = native.sources_digest(engine)
+    root = engine.parent.parent  # the directory that holds the `service` package
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="aos-native-") as work:
+        # From a copy of the engine (it imports nothing else of the service), not from where it
+        # is installed: mypy takes every module beside the package for the project's own (in a
+        # site-packages, mypy_extensions.py "shadows" its own). build_ext --inplace writes the
+        # build into the work directory, from where it is put in place whole.
+        copy = Path(work, "src", "service")
+        shutil.copytree(engine, copy / "engine", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+        shutil.copy2(root / "service" / "__init__.py", copy / "__init__.py")
+        if native.sources_digest(copy / "engine") != digest:
+            raise RuntimeError("the engine's sources changed while copied: build again")
+        os.chdir(work)
+        try:
+            # multi_file: a C file a module, compiled side by side (_side_by_side).
+            target = os.path.join(work, "c")
+            extensions = mypycify([str(native.module_path(copy / "engine", name, ".py"))
+                                   for name in native.MODULES],
+                                  opt_level="3", group_name=native.GROUP, multi_file=True,
+                                  target_dir=target)
+            # The group's headers are written under its package's directory, which mypyc
+            # leaves off the library's include path when the group is named by a dotted name.
+            extensions[0].include_dirs.append(os.path.join(target, *native.GROUP.split(".")[:-1]))
+            for extension in extensions:  # --inplace writes into their packages' directories
+                Path(work, *extension.name.split(".")[:-1]).mkdir(parents=True, exist_ok=True)
+            setup(name="aos-engine-native", ext_modules=extensions, script_name="build_native",
+                  cmdclass={"build_ext": _side_by_side(jobs or os.cpu_count() or 1)},
+                  script_args=["-q", "build_ext", "--inplace", "--build-temp",
+                               os.path.join(work, "o")])
+        finally:
+            os.chdir(here)
+        _put(digest, Path(work, "service", "engine"), engine)
+    return time.perf_counter() - started
+
+
+def copy_build(into: Path, engine: Path = native.ENGINE) -> None:
+    """Copies the build beside the sources in `engine` to `into`, the engine package of another
+    install of the same sources: built where mypy is, used where it is not (deploy/Dockerfile)."""
+    stamp = (engine / native.STAMP).read_text().strip()
+    if native.status(engine) != "compiled" or native.sources_digest(into) != stamp:
+        raise SystemExit(f"{into} holds other sources than the build's ({engine}): not copied")
+    _put(stamp, engine, into)
+
+
+def _put(digest: str, built: Path, engine: Path) -> None:
+    """Puts the build in `built` (an engine package's layout) beside the sources in `engine`,
+    their stamp `digest` last, the old stamp removed first: a build cut short is never used.
+    Each file by a rename of a copy: a process that has the old one loaded keeps it whole."""
+    (engine / native.STAMP).unlink(missing_ok=True)
+    for path in native.files(engine):
+        part = path.with_name(path.name + ".part")
+        shutil.copy2(built / path.relative_to(engine), part)
+        os.replace(part, path)
+    (engine / native.STAMP).write_text(digest + "\n")
+
+
+def _side_by_side(jobs: int) -> type:
+    """setuptools' build_ext, compiling an extension's C files `jobs` at a time: distutils
+    compiles them one after another, and the group's library is most of the build (one C file
+    a module, and mypyc's runtime's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from setuptools.command.build_ext import build_ext
+
+    class BuildExt(build_ext):
+        def build_extension(self, ext: Any) -> None:
+            one_by_one = self.compiler.compile
+
+            def compile_all(sources: list[str], *args: Any, **kwargs: Any) -> list[str]:
+                with ThreadPoolExecutor(jobs) as pool:  # each a gcc process: threads will do
+                    made = pool.map(lambda source: one_by_one([source], *args, **kwargs), sources)
+                    return [obj for objs in made for obj in objs]
+
+            self.compiler.compile = compile_all
+            try:
+                super().build_extension(ext)
+            finally:
+                self.compiler.compile = one_by_one
+
+    return BuildExt
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--if-stale", action="store_true",
+                        help="build only when no build of these sources is there")
+    parser.add_argument("--status", action="store_true", help="print the status; build nothing")
+    parser.add_argument("--jobs", type=int, default=None, help="C compilers at once (all cores)")
+    parser.add_argument("--into", type=Path, default=None, metavar="ENGINE_DIR",
+                        help="then copy the build to the engine package of another install of the "
+                             "same sources (where mypy is not)")
+    args = parser.parse_args()
+    found = native.status()
+    if args.status or (args.if_stale and found == "compiled"):
+        print(f"engine native modules: {found}")
+    else:
+        seconds = build(jobs=args.jobs)
+        print(f"engine native modules: built in {seconds:.1f} s ({native.status()})")
+    if args.into is not None and not args.status:
+        copy_build(args.into.resolve())
+        print(f"engine native modules: copied to {args.into} ({native.status(args.into.resolve())})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

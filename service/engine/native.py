@@ -1,0 +1,105 @@
+"""The build listing's modules compiled to C by mypyc, used only when built from these very sources.
+
+A build turn's legal moves (build_shapes, build, words: a few hundred builds with their words) are
+the service's hottest code: a bot asks for them after every move. Compiled by mypyc they take
+about a quarter less time (deploy/README.md has the figures), with the same source: mypyc
+compiles the annotated Python as it is, and the modules import and behave as they do without it.
+
+A compiled module is an extension module beside its source, which Python imports in preference
+to the `.py`. One built from other sources than those beside it would run old rules, so `build`
+writes a stamp, the digest of every source of the engine it was built from (mypyc reads the types
+and the constants of the modules they import, not only their own), and `guard`, run when the
+engine package is first imported, has Python import the sources instead when the stamp is not
+that of the sources now there (or AOS_NATIVE=off asks for them). Nothing built: the sources, as
+ever. An edit is thus never shadowed by an old build; it runs as plain Python until the next
+build (scripts/bootstrap.sh builds when the stamp is stale: scripts/build_native.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+log = logging.getLogger(__name__)
+
+# The modules compiled, in one group: one shared library (GROUP's) and a small extension per
+# module. Not network.py: its Network and UnindexedNetwork set different attributes, which a
+# native class refuses.
+MODULES = ("service.engine.phases.build_shapes", "service.engine.phases.build", "service.engine.words")
+GROUP = "service.engine.compiled"  # its library: service/engine/compiled__mypyc.<suffix>
+STAMP = "native.stamp"  # in the engine package: the digest of the sources built from (build_native)
+ENV = "AOS_NATIVE"  # "off": the sources, whatever is built
+ENGINE = Path(__file__).resolve().parent
+
+
+def sources_digest(engine: Path = ENGINE) -> str:
+    """The digest of the engine's sources (every .py under the package, by path and content) and
+    of the interpreter that would load a build of them."""
+    digest = hashlib.sha256(sys.implementation.cache_tag.encode())
+    for path in sorted(engine.rglob("*.py")):
+        digest.update(path.relative_to(engine).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def module_path(engine: Path, name: str, suffix: str) -> Path:
+    """Where module `name` (one of MODULES) lies in the engine package, with `suffix`."""
+    parts = name.split(".")[2:]
+    return engine.joinpath(*parts[:-1], parts[-1] + suffix)
+
+
+def files(engine: Path = ENGINE) -> list[Path]:
+    """What a build puts beside the sources: an extension module of this interpreter for each
+    of MODULES, and the group's library, which they load."""
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    library = engine.joinpath(*GROUP.split(".")[2:-1], GROUP.split(".")[-1] + "__mypyc" + suffix)
+    return [*(module_path(engine, name, suffix) for name in MODULES), library]
+
+
+def status(engine: Path = ENGINE) -> str:
+    """"compiled" when a whole build of exactly these sources is there, "stale" when a build of
+    others (or part of one) is, "absent" when none is; "off" when AOS_NATIVE=off leaves a build
+    unused."""
+    present = [path.exists() for path in files(engine)]
+    if not any(present):
+        return "absent"
+    if os.environ.get(ENV, "").lower() == "off":
+        return "off"
+    stamp = engine / STAMP
+    fresh = all(present) and stamp.exists() and stamp.read_text().strip() == sources_digest(engine)
+    return "compiled" if fresh else "stale"
+
+
+class _Sources(importlib.abc.MetaPathFinder):
+    """Finds MODULES as their sources, ahead of the path finder (which takes the extension)."""
+
+    def __init__(self, engine: Path) -> None:
+        self.engine = engine
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if name not in MODULES:
+            return None
+        return importlib.util.spec_from_file_location(name, module_path(self.engine, name, ".py"))
+
+
+def guard(engine: Path = ENGINE) -> str:
+    """Makes the compiled modules import as their sources unless they are a build of exactly
+    these sources; returns the status. Run before any of MODULES is imported (the engine
+    package's __init__)."""
+    found = status(engine)
+    if found in ("stale", "off") and not any(
+            isinstance(f, _Sources) and f.engine == engine for f in sys.meta_path):
+        sys.meta_path.insert(0, _Sources(engine))
+        if found == "stale":
+            log.warning("the engine's compiled modules were built from other sources: running the "
+                        "sources (build again: scripts/build_native.py)")
+    return found

@@ -1,0 +1,148 @@
+"""The build listing compiled by mypyc (service/engine/native.py): used only when built from the
+very sources beside it, and answering byte for byte what the sources answer."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from service.engine import native
+
+ROOT = Path(__file__).resolve().parents[2]
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def engine_tree(tmp_path: Path) -> Path:
+    """A small engine package: a source for each compiled module and one they would import."""
+    engine = tmp_path / "service" / "engine"
+    for name in native.MODULES:
+        path = native.module_path(engine, name, ".py")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"WHO = {name!r}\n")
+    (engine / "network.py").write_text("CENTRE = 6\n")
+    return engine
+
+
+def fake_build(engine: Path) -> None:
+    for path in native.files(engine):
+        path.write_bytes(b"")
+
+
+def test_nothing_built_is_absent_and_the_sources_run(tmp_path):
+    assert native.status(engine_tree(tmp_path)) == "absent"
+
+
+def test_a_build_is_used_only_with_the_stamp_of_the_sources_beside_it(tmp_path, monkeypatch):
+    monkeypatch.delenv(native.ENV, raising=False)
+    engine = engine_tree(tmp_path)
+    fake_build(engine)
+    assert native.status(engine) == "stale"  # no stamp: a build that did not finish
+    (engine / native.STAMP).write_text(native.sources_digest(engine) + "\n")
+    assert native.status(engine) == "compiled"
+    library = native.files(engine)[-1]
+    assert library.name.startswith("compiled__mypyc.") and library.parent == engine
+    library.unlink()  # part of a build: its modules would not load
+    assert native.status(engine) == "stale"
+    library.write_bytes(b"")
+    # An edit of any source of the engine, not only of a compiled module's: mypyc builds in
+    # the types and constants of the modules they import.
+    (engine / "network.py").write_text("CENTRE = 7\n")
+    assert native.status(engine) == "stale"
+    (engine / native.STAMP).write_text(native.sources_digest(engine) + "\n")
+    assert native.status(engine) == "compiled"
+    (engine / "phases" / "new_phase.py").write_text("")  # a module added counts too
+    assert native.status(engine) == "stale"
+
+
+def test_aos_native_off_leaves_a_fresh_build_unused(tmp_path, monkeypatch):
+    engine = engine_tree(tmp_path)
+    fake_build(engine)
+    (engine / native.STAMP).write_text(native.sources_digest(engine) + "\n")
+    monkeypatch.setenv(native.ENV, "off")
+    assert native.status(engine) == "off"
+
+
+def test_the_guard_finds_the_compiled_modules_as_their_sources_when_stale(tmp_path, monkeypatch):
+    engine = engine_tree(tmp_path)
+    fake_build(engine)
+    before = list(sys.meta_path)
+    monkeypatch.setattr(sys, "meta_path", before[:])  # the guard's finder leaves with the test
+    assert native.guard(engine) == "stale"
+    finder = sys.meta_path[0]
+    assert native.guard(engine) == "stale" and sys.meta_path[1:] == before  # put in once
+    for name in native.MODULES:
+        spec = finder.find_spec(name)
+        assert spec is not None and spec.origin == str(native.module_path(engine, name, ".py"))
+        assert isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+    assert finder.find_spec("service.engine.network") is None  # the others as ever
+
+
+def _run(code: str, env: dict[str, str], pythonpath: Path | None = None) -> str:
+    env = {**os.environ, **env}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                          cwd=pythonpath or ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+# Every listing of two random games on every map, each player's cash made to last every round
+# (build turns with their hundreds of builds, and the other phases'), digested: what the
+# sources answer and what the compiled modules do.
+LISTINGS = """
+import hashlib, random
+from service.engine import game, native, words
+from service.engine.phases import build
+from service.engine.playout import play_random_game
+digest, listings = hashlib.sha256(), [0]
+def listed(before, seat, move, options, after, events):
+    digest.update(words.listing_json(before, seat, {"seat": seat}))
+    listings[0] += 1
+for map_id in game.MAP_IDS:
+    for seed in ("native-1", "native-2"):
+        play_random_game(map_id, 4, seed, random.Random(seed), on_move=listed, cash=60)
+print(native.status(), build.__file__.endswith(".py"), listings[0], digest.hexdigest())
+"""
+
+
+@pytest.mark.slow
+def test_the_compiled_listing_answers_what_the_sources_answer():
+    # The suite runs on what scripts/bootstrap.sh built: that it is the compiled engine that the
+    # rest of the suite tests is asserted here, and that it answers as the sources do.
+    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    compiled = _run(LISTINGS, {native.ENV: "on"}).split()
+    plain = _run(LISTINGS, {native.ENV: "off"}).split()
+    assert compiled[:2] == ["compiled", "False"] and plain[:2] == ["off", "True"]
+    assert int(plain[2]) > 2000
+    assert compiled[2:] == plain[2:]
+
+
+@pytest.mark.slow
+def test_an_edited_source_runs_as_written_not_as_built(tmp_path):
+    # A copy of the package with its build: the build is used; once a source is edited, the
+    # source is, with a warning, and the edit shows.
+    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    shutil.copytree(ROOT / "service", tmp_path / "service",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    where = ("import logging; logging.basicConfig(); "
+             "from service.engine.phases import build; from service.engine import native; "
+             "print(native.status(), build.__file__.endswith('.py'), build.NOTHING)")
+    assert _run(where, {}, tmp_path) == "compiled False frozenset()"
+    source = tmp_path / "service" / "engine" / "phases" / "build.py"
+    text = source.read_text()
+    assert "\nNOTHING: frozenset = frozenset()\n" in text
+    source.write_text(text.replace("\nNOTHING: frozenset = frozenset()\n",
+                                   "\nNOTHING: frozenset = frozenset({'edited'})\n"))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", where], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stale True frozenset({'edited'})"
+    assert "built from other sources" in done.stderr
