@@ -122,11 +122,12 @@ if [ ! -f "$stamp" ] && ! { [ -z "$extras" ] && [ -f ".venv/.installed-$hash-tes
 fi
 
 # The build listing compiled by mypyc (service/engine/native.py), unless a build of these very
-# sources is there: some 15 s on 2 cores, once (again after an edit of the engine). It needs a C
-# compiler and Python's headers, installed from Debian's packages if missing. Where it can't be
-# built, the engine runs as plain Python (a build turn's listing a quarter slower): the service
-# goes on; the tests do not (tests/engine/test_native.py). AOS_NATIVE=off skips it (and has the
-# engine run its sources): an edit-test loop on the engine, ./test.sh --quick, without the build.
+# sources is there: some 10 s on 2 cores, once (again after an edit of the engine; a build of the
+# same sources is taken from the user's cache). It needs a C compiler and Python's headers,
+# installed from Debian's packages if missing. Where it can't be built, the engine runs as plain
+# Python (a build turn's listing a fifth slower): the service goes on; the tests do not
+# (tests/engine/test_native.py). AOS_NATIVE=off skips it (and has the engine run its sources):
+# an edit-test loop on the engine, ./test.sh --quick, without the build.
 headers_missing() {
   ! .venv/bin/python -c 'import os, sys, sysconfig
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'

@@ -2,17 +2,17 @@
 
 A build turn's legal moves (build_shapes, build, words: a few hundred builds with their words) are
 the service's hottest code: a bot asks for them after every move. Compiled by mypyc they take
-about a quarter less time (deploy/README.md has the figures), with the same source: mypyc
+about a fifth less time (docs/engine.md has the figures), with the same source: mypyc
 compiles the annotated Python as it is, and the modules import and behave as they do without it.
 
 A compiled module is an extension module beside its source, which Python imports in preference
-to the `.py`. One built from other sources than those beside it would run old rules, so `build`
-writes a stamp, the digest of every source of the engine it was built from (mypyc reads the types
-and the constants of the modules they import, not only their own), and `guard`, run when the
-engine package is first imported, has Python import the sources instead when the stamp is not
-that of the sources now there (or AOS_NATIVE=off asks for them). Nothing built: the sources, as
-ever. An edit is thus never shadowed by an old build; it runs as plain Python until the next
-build (scripts/bootstrap.sh builds when the stamp is stale: scripts/build_native.py).
+to the `.py`. One built from other sources than those beside it would run old rules, so a build
+(scripts/build_native.py) writes a stamp, the digest of every source of the engine it was built
+from (mypyc reads the types and the constants of the modules they import, not only their own),
+and `guard`, run when the engine package is first imported, has Python import the sources
+instead when the stamp is not that of the sources now there (or AOS_NATIVE=off asks for them).
+Nothing built: the sources, as ever. An edit is thus never shadowed by an old build; it runs as
+plain Python until the next build (scripts/bootstrap.sh builds when the stamp is stale).
 """
 
 from __future__ import annotations

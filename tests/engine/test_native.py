@@ -146,3 +146,52 @@ def test_an_edited_source_runs_as_written_not_as_built(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "stale True frozenset({'edited'})"
     assert "built from other sources" in done.stderr
+
+
+def _build_native(monkeypatch, cache: Path):
+    """scripts/build_native.py as a module, its cache in `cache` (its logger's level kept)."""
+    import importlib.util
+    import logging
+
+    monkeypatch.setenv("AOS_NATIVE_CACHE", str(cache))
+    logger = logging.getLogger("service.engine.native")
+    level = logger.level
+    spec = importlib.util.spec_from_file_location("build_native", ROOT / "scripts" / "build_native.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    logger.setLevel(level)
+    return module
+
+
+def test_a_cached_build_is_taken_only_for_its_own_sources(tmp_path, monkeypatch):
+    monkeypatch.delenv(native.ENV, raising=False)
+    tool = _build_native(monkeypatch, tmp_path / "cache")
+    made = engine_tree(tmp_path / "made")
+    for path in native.files(made):
+        path.write_bytes(b"build of " + path.name.encode())
+    digest = native.sources_digest(made)
+    tool.to_cache(digest, made, made)
+    other = engine_tree(tmp_path / "other")  # the same sources, elsewhere: the cache's build
+    assert native.status(other) == "absent"
+    assert tool.from_cache(native.sources_digest(other), other)
+    assert native.status(other) == "compiled"
+    assert native.files(other)[0].read_bytes() == native.files(made)[0].read_bytes()
+    (other / "network.py").write_text("CENTRE = 7\n")  # other sources: nothing cached for them
+    assert not tool.from_cache(native.sources_digest(other), other)
+    assert native.status(other) == "stale"
+
+
+def test_the_cache_keeps_the_newest_builds_whole(tmp_path, monkeypatch):
+    tool = _build_native(monkeypatch, tmp_path / "cache")
+    made = engine_tree(tmp_path / "made")
+    for path in native.files(made):
+        path.write_bytes(b"")
+    for n in range(tool.CACHE_KEPT + 3):
+        tool.to_cache(f"digest-{n:02}", made, made)
+        os.utime(tmp_path / "cache" / f"digest-{n:02}", (n, n))  # made in this order
+    kept = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert kept == [f"digest-{n:02}" for n in range(3, tool.CACHE_KEPT + 3)]
+    for name in kept:  # each whole: every file of a build
+        assert all((tmp_path / "cache" / name / p.relative_to(made)).is_file()
+                   for p in native.files(made))
