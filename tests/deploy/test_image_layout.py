@@ -20,10 +20,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import pytest
 
+from service.engine import native
 from tests.conftest import distinct_free_ports
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,6 +102,21 @@ def test_installed_package_is_the_one_imported(image_root):
         cwd=image_root / "app", env=_env(image_root), capture_output=True, text=True, check=True,
     ).stdout
     assert out.strip().startswith(str(image_root / "site")), out
+
+
+def test_the_engine_build_copied_in_is_the_one_the_image_runs(image_root):
+    # deploy/Dockerfile's route: the build listing compiled where mypy is (here: this checkout's
+    # build), then copied beside the same sources installed non-editable, where mypy is not.
+    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    engine = image_root / "site" / "service" / "engine"
+    subprocess.run([sys.executable, str(REPO / "scripts" / "build_native.py"), "--if-stale",
+                    "--into", str(engine)], check=True, capture_output=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", "from service.engine import native; "
+         "from service.engine.phases import build; print(native.status(), build.__file__)"],
+        cwd=image_root / "app", env=_env(image_root), capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert out == ["compiled", str(engine / "phases" / f"build{EXTENSION_SUFFIXES[0]}")]
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:
