@@ -38,6 +38,10 @@ GROUP = "service.engine.compiled"  # its library: service/engine/compiled__mypyc
 STAMP = "native.stamp"  # in the engine package: the digest of the sources built from (build_native)
 ENV = "AOS_NATIVE"  # "off": the sources, whatever is built
 ENGINE = Path(__file__).resolve().parent
+# What a test that needs the build says without it (scripts/bootstrap.sh builds it unless
+# AOS_NATIVE=off, which the tests of the build cannot run under).
+NOT_COMPILED = ("the engine's build is not in use: build it (.venv/bin/python scripts/build_native.py), "
+                "and leave AOS_NATIVE unset")
 
 
 def sources_digest(engine: Path = ENGINE) -> str:

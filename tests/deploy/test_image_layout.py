@@ -107,7 +107,7 @@ def test_installed_package_is_the_one_imported(image_root):
 def test_the_engine_build_copied_in_is_the_one_the_image_runs(image_root):
     # deploy/Dockerfile's route: the build listing compiled where mypy is (here: this checkout's
     # build), then copied beside the same sources installed non-editable, where mypy is not.
-    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    assert native.status() == "compiled", native.NOT_COMPILED
     engine = image_root / "site" / "service" / "engine"
     subprocess.run([sys.executable, str(REPO / "scripts" / "build_native.py"), "--if-stale",
                     "--into", str(engine)], check=True, capture_output=True, timeout=300)

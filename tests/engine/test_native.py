@@ -116,7 +116,7 @@ print(native.status(), build.__file__.endswith(".py"), listings[0], digest.hexdi
 def test_the_compiled_listing_answers_what_the_sources_answer():
     # The suite runs on what scripts/bootstrap.sh built: that it is the compiled engine that the
     # rest of the suite tests is asserted here, and that it answers as the sources do.
-    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    assert native.status() == "compiled", native.NOT_COMPILED
     compiled = _run(LISTINGS, {native.ENV: "on"}).split()
     plain = _run(LISTINGS, {native.ENV: "off"}).split()
     assert compiled[:2] == ["compiled", "False"] and plain[:2] == ["off", "True"]
@@ -128,7 +128,7 @@ def test_the_compiled_listing_answers_what_the_sources_answer():
 def test_an_edited_source_runs_as_written_not_as_built(tmp_path):
     # A copy of the package with its build: the build is used; once a source is edited, the
     # source is, with a warning, and the edit shows.
-    assert native.status() == "compiled", "build it: .venv/bin/python scripts/build_native.py"
+    assert native.status() == "compiled", native.NOT_COMPILED
     shutil.copytree(ROOT / "service", tmp_path / "service",
                     ignore=shutil.ignore_patterns("__pycache__"))
     where = ("import logging; logging.basicConfig(); "
