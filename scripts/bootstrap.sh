@@ -148,7 +148,7 @@ elif [ "${AOS_NATIVE:-}" = off ]; then
 else
   .venv/bin/python scripts/build_native.py --status | grep -q ': compiled$' || build_tools
   if .venv/bin/python scripts/build_native.py --if-stale >.venv/native-build.log 2>&1; then
-    grep -h '^engine native modules: built' .venv/native-build.log | sed 's/^/bootstrap: /' >&2 || true
+    grep -hE '^engine native modules: (built|taken)' .venv/native-build.log | sed 's/^/bootstrap: /' >&2 || true
   else
     echo "bootstrap: the engine's modules could not be compiled (.venv/native-build.log); the" \
          "engine runs as plain Python" >&2
