@@ -45,13 +45,13 @@ def build(engine: Path = native.ENGINE, jobs: int | None = None, cached: bool = 
     """Compiles native.MODULES in a directory of its own (unless `cached` and the cache has the
     build of these sources), then puts the build beside their sources in `engine` and writes
     the stamp; returns the seconds it took."""
-    from mypyc.build import mypycify  # a build tool: not needed at run time
-    from setuptools import setup
-
     started = time.perf_counter()
     digest = native.sources_digest(engine)
     if cached and from_cache(digest, engine):
         return time.perf_counter() - started
+    from mypyc.build import mypycify  # build tools, needed only to compile
+    from setuptools import setup
+
     root = engine.parent.parent  # the directory that holds the `service` package
     here = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="aos-native-") as work:
