@@ -132,22 +132,23 @@ headers_missing() {
   ! .venv/bin/python -c 'import os, sys, sysconfig
 sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
 }
-build_tools() {  # the C compiler and Python's headers, from Debian's packages if missing
+build_tools() {  # the C compiler and Python's headers, from Debian's packages: whether it installed any
   local packages=""
   command -v cc >/dev/null || command -v gcc >/dev/null || packages="gcc libc6-dev"
   if headers_missing; then
     packages="$packages python$(.venv/bin/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')-dev"
   fi
   # shellcheck disable=SC2086  # one word per package
-  [ -z "$packages" ] || ! command -v apt-get >/dev/null || apt_install $packages || true
+  [ -n "$packages" ] && command -v apt-get >/dev/null && apt_install $packages
 }
+build_native() { .venv/bin/python scripts/build_native.py --if-stale >.venv/native-build.log 2>&1; }
 if [ ! -f scripts/build_native.py ]; then
   :  # a checkout without the engine (tests/deploy/test_bootstrap.py's)
 elif [ "${AOS_NATIVE:-}" = off ]; then
   echo "bootstrap: AOS_NATIVE=off: the engine runs as plain Python, compiled or not" >&2
 else
-  .venv/bin/python scripts/build_native.py --status | grep -q ': compiled$' || build_tools
-  if .venv/bin/python scripts/build_native.py --if-stale >.venv/native-build.log 2>&1; then
+  # Tried as the machine is; again only if it lacked a build tool that could be installed.
+  if build_native || { build_tools && build_native; }; then
     grep -hE '^engine native modules: (built|taken)' .venv/native-build.log | sed 's/^/bootstrap: /' >&2 || true
   else
     echo "bootstrap: the engine's modules could not be compiled (.venv/native-build.log); the" \

@@ -41,14 +41,15 @@ def cache_dir() -> Path:
     return Path(os.environ.get("AOS_NATIVE_CACHE") or Path.home() / ".cache" / "aos-rules" / "native")
 
 
-def build(engine: Path = native.ENGINE, jobs: int | None = None, cached: bool = True) -> float:
+def build(engine: Path = native.ENGINE, jobs: int | None = None,
+          cached: bool = True) -> tuple[float, bool]:
     """Compiles native.MODULES in a directory of its own (unless `cached` and the cache has the
     build of these sources), then puts the build beside their sources in `engine` and writes
-    the stamp; returns the seconds it took."""
+    the stamp; returns the seconds it took and whether the build came from the cache."""
     started = time.perf_counter()
     digest = native.sources_digest(engine)
     if cached and from_cache(digest, engine):
-        return time.perf_counter() - started
+        return time.perf_counter() - started, True
     from mypyc.build import mypycify  # build tools, needed only to compile
     from setuptools import setup
 
@@ -86,7 +87,7 @@ def build(engine: Path = native.ENGINE, jobs: int | None = None, cached: bool = 
         made = Path(work, "service", "engine")
         _put(digest, made, engine)
         to_cache(digest, made, engine)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, False
 
 
 def from_cache(digest: str, engine: Path) -> bool:
@@ -184,8 +185,7 @@ def main() -> int:
     if args.status or (args.if_stale and found == "compiled"):
         print(f"engine native modules: {found}")
     else:
-        cached = not args.fresh and (cache_dir() / native.sources_digest()).exists()
-        seconds = build(jobs=args.jobs, cached=not args.fresh)
+        seconds, cached = build(jobs=args.jobs, cached=not args.fresh)
         how = "taken from the cache" if cached else "built"
         print(f"engine native modules: {how} in {seconds:.1f} s ({native.status()})")
     if args.into is not None and not args.status:
