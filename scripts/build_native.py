@@ -135,12 +135,15 @@ def copy_build(into: Path, engine: Path = native.ENGINE) -> None:
 def _put(digest: str, built: Path, engine: Path) -> None:
     """Puts the build in `built` (an engine package's layout) beside the sources in `engine`,
     their stamp `digest` last, the old stamp removed first: a build cut short is never used.
-    Each file by a rename of a copy: a process that has the old one loaded keeps it whole."""
+    Each file by a rename of a copy: a process that has the old one loaded keeps it whole. The
+    modules an earlier build compiled that this one does not (native.strays) go."""
     (engine / native.STAMP).unlink(missing_ok=True)
     for path in native.files(engine):
         part = path.with_name(path.name + ".part")
         shutil.copy2(built / path.relative_to(engine), part)
         os.replace(part, path)
+    for path in native.strays(engine):
+        path.unlink()
     (engine / native.STAMP).write_text(digest + "\n")
 
 

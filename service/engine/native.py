@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 # module. Not network.py: its Network and UnindexedNetwork set different attributes, which a
 # native class refuses.
 MODULES = ("service.engine.phases.build_shapes", "service.engine.phases.build", "service.engine.words")
+PACKAGE = "service.engine"
 GROUP = "service.engine.compiled"  # its library: service/engine/compiled__mypyc.<suffix>
 STAMP = "native.stamp"  # in the engine package: the digest of the sources built from (build_native)
 ENV = "AOS_NATIVE"  # "off": the sources, whatever is built
@@ -56,7 +57,7 @@ def sources_digest(engine: Path = ENGINE) -> str:
 
 def module_path(engine: Path, name: str, suffix: str) -> Path:
     """Where module `name` (one of MODULES) lies in the engine package, with `suffix`."""
-    parts = name.split(".")[2:]
+    parts = name.split(".")[len(PACKAGE.split(".")):]
     return engine.joinpath(*parts[:-1], parts[-1] + suffix)
 
 
@@ -68,42 +69,79 @@ def files(engine: Path = ENGINE) -> list[Path]:
     return [*(module_path(engine, name, suffix) for name in MODULES), library]
 
 
+def strays(engine: Path = ENGINE) -> list[Path]:
+    """Extension modules in the engine package that are no part of this version's build: left
+    by a build of a version whose MODULES differ (another commit checked out, a module compiled
+    no more). This interpreter would import one ahead of its source, or with no source left,
+    and it would load a library that no longer has it, or old rules."""
+    built = set(files(engine))
+    patterns = {"*." + suffix.rsplit(".", 1)[-1] for suffix in importlib.machinery.EXTENSION_SUFFIXES}
+    return sorted({path for pattern in patterns for path in engine.rglob(pattern)
+                   if path not in built and _importable(path.name)})
+
+
+def _importable(name: str) -> bool:
+    """Whether a file of this name is an extension module this interpreter would import (a
+    module name, then one of its suffixes: not another interpreter's build, not a part)."""
+    return any(name.endswith(suffix) and name[:-len(suffix)].isidentifier()
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def module_name(engine: Path, path: Path) -> str:
+    """The name of the engine module that `path` (a source or an extension) holds."""
+    relative = path.relative_to(engine)
+    return ".".join((*PACKAGE.split("."), *relative.parts[:-1], relative.name.split(".")[0]))
+
+
 def status(engine: Path = ENGINE) -> str:
-    """"compiled" when a whole build of exactly these sources is there, "stale" when a build of
-    others (or part of one) is, "absent" when none is; "off" when AOS_NATIVE=off leaves a build
-    unused."""
+    """"compiled" when a whole build of exactly these sources is there and nothing else (strays),
+    "stale" when a build of others (or part of one, or a stray) is, "absent" when none is; "off"
+    when AOS_NATIVE=off leaves a build unused."""
     present = [path.exists() for path in files(engine)]
-    if not any(present):
+    stray = strays(engine)
+    if not any(present) and not stray:
         return "absent"
     if os.environ.get(ENV, "").lower() == "off":
         return "off"
     stamp = engine / STAMP
-    fresh = all(present) and stamp.exists() and stamp.read_text().strip() == sources_digest(engine)
+    fresh = (all(present) and not stray and stamp.exists()
+             and stamp.read_text().strip() == sources_digest(engine))
     return "compiled" if fresh else "stale"
 
 
 class _Sources(importlib.abc.MetaPathFinder):
-    """Finds MODULES as their sources, ahead of the path finder (which takes the extension)."""
+    """Finds the modules `names` as their sources, ahead of the path finder (which takes the
+    extension); one with no source left (a stray of a module gone) as not there at all."""
 
-    def __init__(self, engine: Path) -> None:
+    def __init__(self, engine: Path, names: frozenset[str]) -> None:
         self.engine = engine
+        self.names = names
 
     def find_spec(self, name: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if name not in MODULES:
+        if name not in self.names:
             return None
-        return importlib.util.spec_from_file_location(name, module_path(self.engine, name, ".py"))
+        source = module_path(self.engine, name, ".py")
+        if not source.exists():
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return importlib.util.spec_from_file_location(name, source)
 
 
 def guard(engine: Path = ENGINE) -> str:
     """Makes the compiled modules import as their sources unless they are a build of exactly
-    these sources; returns the status. Run before any of MODULES is imported (the engine
-    package's __init__)."""
+    these sources, and any stray extension module too; returns the status. Run before any of
+    MODULES is imported (the engine package's __init__)."""
     found = status(engine)
     if found in ("stale", "off") and not any(
             isinstance(f, _Sources) and f.engine == engine for f in sys.meta_path):
-        sys.meta_path.insert(0, _Sources(engine))
-        if found == "stale":
+        stray = strays(engine)
+        sys.meta_path.insert(0, _Sources(engine, frozenset(MODULES).union(
+            module_name(engine, path) for path in stray)))
+        if stray:
+            log.warning("compiled modules left by a build of another version, not used: %s "
+                        "(build again to remove them: scripts/build_native.py)",
+                        ", ".join(module_name(engine, path) for path in stray))
+        elif found == "stale":
             log.warning("the engine's compiled modules were built from other sources: running the "
                         "sources (build again: scripts/build_native.py)")
     return found

@@ -83,6 +83,47 @@ def test_the_guard_finds_the_compiled_modules_as_their_sources_when_stale(tmp_pa
     assert finder.find_spec("service.engine.network") is None  # the others as ever
 
 
+def test_a_module_compiled_by_another_version_is_a_stray_and_leaves_the_build_stale(tmp_path, monkeypatch):
+    # A checkout of another commit whose build compiled other modules leaves their extensions
+    # behind: Python would import one ahead of its source, linked to a library without it.
+    monkeypatch.delenv(native.ENV, raising=False)
+    engine = engine_tree(tmp_path)
+    stray = engine / f"network{SUFFIX}"
+    stray.write_bytes(b"")
+    assert native.strays(engine) == [stray]
+    assert native.status(engine) == "stale"  # a stray alone is not "absent"
+    fake_build(engine)
+    (engine / native.STAMP).write_text(native.sources_digest(engine) + "\n")
+    assert native.status(engine) == "stale"
+    stray.unlink()
+    assert native.status(engine) == "compiled"
+    # Not strays: another interpreter's build (never imported here), a copy cut short, the
+    # build's own files.
+    other = engine / "network.cpython-399-x86_64-linux-gnu.so"
+    other.write_bytes(b"")
+    (engine / f"network{SUFFIX}.part").write_bytes(b"")
+    assert native.strays(engine) == [] and native.status(engine) == "compiled"
+    assert native.module_name(engine, engine / "phases" / f"build{SUFFIX}") == "service.engine.phases.build"
+
+
+def test_the_guard_finds_a_stray_as_its_source_and_one_without_a_source_not_at_all(tmp_path, monkeypatch):
+    engine = engine_tree(tmp_path)
+    fake_build(engine)
+    (engine / native.STAMP).write_text(native.sources_digest(engine) + "\n")
+    (engine / f"network{SUFFIX}").write_bytes(b"")
+    (engine / f"gone{SUFFIX}").write_bytes(b"")  # a module whose source is no more
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    assert native.guard(engine) == "stale"
+    finder = sys.meta_path[0]
+    spec = finder.find_spec("service.engine.network")
+    assert spec is not None and spec.origin == str(engine / "network.py")
+    with pytest.raises(ModuleNotFoundError):
+        finder.find_spec("service.engine.gone")
+    for name in native.MODULES:  # the build is stale: its modules as their sources too
+        assert finder.find_spec(name).origin == str(native.module_path(engine, name, ".py"))
+    assert finder.find_spec("service.engine.layout") is None
+
+
 def _run(code: str, env: dict[str, str], pythonpath: Path | None = None) -> str:
     env = {**os.environ, **env}
     if pythonpath is not None:
@@ -146,6 +187,33 @@ def test_an_edited_source_runs_as_written_not_as_built(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "stale True frozenset({'edited'})"
     assert "built from other sources" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_stray_left_by_another_build_is_not_imported_and_the_next_build_removes_it(tmp_path, monkeypatch):
+    # A copy of the package with its build, and an extension module of view.py as a build that
+    # compiled it would have left (here words' extension under view's name: Python would fail to
+    # load it). The engine imports, view as its source; the next build takes it away.
+    assert native.status() == "compiled", native.NOT_COMPILED
+    shutil.copytree(ROOT / "service", tmp_path / "service",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    engine = tmp_path / "service" / "engine"
+    shutil.copy2(engine / f"words{SUFFIX}", engine / f"view{SUFFIX}")
+    where = ("import logging; logging.basicConfig(); "
+             "from service.engine import native, view, game; from service.engine.phases import build; "
+             "print(native.status(), view.__file__.endswith('.py'), build.__file__.endswith('.py'))")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", where], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stale True True"
+    assert "not used: service.engine.view" in done.stderr
+    tool = _build_native(monkeypatch, tmp_path / "cache")
+    tool.to_cache(native.sources_digest(ROOT / "service" / "engine"), ROOT / "service" / "engine",
+                  ROOT / "service" / "engine")
+    assert tool.from_cache(native.sources_digest(engine), engine)
+    assert not (engine / f"view{SUFFIX}").exists() and native.status(engine) == "compiled"
+    assert _run(where, {}, tmp_path) == "compiled True False"
 
 
 def _build_native(monkeypatch, cache: Path):
