@@ -124,14 +124,26 @@ def test_the_guard_finds_a_stray_as_its_source_and_one_without_a_source_not_at_a
     assert finder.find_spec("service.engine.layout") is None
 
 
-def _run(code: str, env: dict[str, str], pythonpath: Path | None = None) -> str:
+def _ran(code: str, env: dict[str, str], pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    """`code` run by this interpreter (from `pythonpath`, if given), which must succeed."""
     env = {**os.environ, **env}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                           cwd=pythonpath or ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done
+
+
+def _run(code: str, env: dict[str, str], pythonpath: Path | None = None) -> str:
+    return _ran(code, env, pythonpath).stdout.strip()
+
+
+def _package_copy(tmp_path: Path) -> Path:
+    """A copy of the service package with the checkout's build; its engine package."""
+    assert native.status() == "compiled", native.NOT_COMPILED
+    shutil.copytree(ROOT / "service", tmp_path / "service", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path / "service" / "engine"
 
 
 # Every listing of two random games on every map, each player's cash made to last every round
@@ -169,22 +181,17 @@ def test_the_compiled_listing_answers_what_the_sources_answer():
 def test_an_edited_source_runs_as_written_not_as_built(tmp_path):
     # A copy of the package with its build: the build is used; once a source is edited, the
     # source is, with a warning, and the edit shows.
-    assert native.status() == "compiled", native.NOT_COMPILED
-    shutil.copytree(ROOT / "service", tmp_path / "service",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    engine = _package_copy(tmp_path)
     where = ("import logging; logging.basicConfig(); "
              "from service.engine.phases import build; from service.engine import native; "
              "print(native.status(), build.__file__.endswith('.py'), build.NOTHING)")
     assert _run(where, {}, tmp_path) == "compiled False frozenset()"
-    source = tmp_path / "service" / "engine" / "phases" / "build.py"
+    source = engine / "phases" / "build.py"
     text = source.read_text()
     assert "\nNOTHING: frozenset = frozenset()\n" in text
     source.write_text(text.replace("\nNOTHING: frozenset = frozenset()\n",
                                    "\nNOTHING: frozenset = frozenset({'edited'})\n"))
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", where], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr
+    done = _ran(where, {}, tmp_path)
     assert done.stdout.strip() == "stale True frozenset({'edited'})"
     assert "built from other sources" in done.stderr
 
@@ -194,18 +201,12 @@ def test_a_stray_left_by_another_build_is_not_imported_and_the_next_build_remove
     # A copy of the package with its build, and an extension module of view.py as a build that
     # compiled it would have left (here words' extension under view's name: Python would fail to
     # load it). The engine imports, view as its source; the next build takes it away.
-    assert native.status() == "compiled", native.NOT_COMPILED
-    shutil.copytree(ROOT / "service", tmp_path / "service",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    engine = tmp_path / "service" / "engine"
+    engine = _package_copy(tmp_path)
     shutil.copy2(engine / f"words{SUFFIX}", engine / f"view{SUFFIX}")
     where = ("import logging; logging.basicConfig(); "
              "from service.engine import native, view, game; from service.engine.phases import build; "
              "print(native.status(), view.__file__.endswith('.py'), build.__file__.endswith('.py'))")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-c", where], capture_output=True, text=True, env=env,
-                          cwd=tmp_path, timeout=300)
-    assert done.returncode == 0, done.stderr
+    done = _ran(where, {}, tmp_path)
     assert done.stdout.strip() == "stale True True"
     assert "not used: service.engine.view" in done.stderr
     tool = _build_native(monkeypatch, tmp_path / "cache")
