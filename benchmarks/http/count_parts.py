@@ -4,7 +4,11 @@ answer's body) each counted on its own under callgrind. Each part is called from
 rarely used C function (itertools' starmap, takewhile, ...), and callgrind collects only inside
 those, so the parts must not nest.
 
-    .venv/bin/python -m benchmarks.http.count_parts [--games 1] [--view]
+    .venv/bin/python -m benchmarks.http.count_parts [--games 1] [--view | --floor]
+
+--floor counts the floor's two store calls instead (its HMGET and its compare-and-set script,
+bench_app.py), so that the move's load and commit can be read against what the floor pays for
+the same round trips: the rest of the move's excess over the floor is its own work.
 """
 
 from __future__ import annotations
@@ -75,6 +79,22 @@ NAMES = {
 }
 
 
+FLOOR_NAMES = {
+    "floor: read (HMGET)": "starmap_next",
+    "floor: compare-and-set (its script)": "accumulate_next",
+}
+
+
+def _count_floor() -> None:
+    """The floor's HMGET and its script's call, each wrapped to be called from inside its C
+    function (the move's store calls go through neither)."""
+    import redis
+    from redis.commands.core import Script
+
+    redis.Redis.hmget = _through("starmap_next", redis.Redis.hmget)  # type: ignore[method-assign]
+    Script.__call__ = _through("accumulate_next", Script.__call__)  # type: ignore[method-assign]
+
+
 VIEW_NAMES = {
     "view: tracks and links (tracks_and_links)": "starmap_next",
     "view: cities and towns (cities_and_towns)": "dropwhile_next",
@@ -82,37 +102,45 @@ VIEW_NAMES = {
 }
 
 
-def count_inside(games: int, counts: Path, view: bool) -> None:
+def count_inside(games: int, counts: Path, view: bool, floor: bool) -> None:
     from benchmarks.http.profile_move import bench
 
     with bench(games) as ready:
-        _count_parts(view)
-        for _ in ready.post_moves():
-            pass
+        if floor:
+            _count_floor()
+            for _ in ready.requests:
+                ready.post_floor()
+        else:
+            _count_parts(view)
+            for _ in ready.post_moves():
+                pass
         counts.write_text(str(len(ready.requests)))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=1)
-    parser.add_argument("--view", action="store_true", help="the view's parts instead")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--view", action="store_true", help="the view's parts instead")
+    which.add_argument("--floor", action="store_true",
+                       help="the floor's store calls instead, as many requests as moves")
     args = parser.parse_args(argv)
     if os.environ.get(INNER):
-        count_inside(args.games, Path(os.environ[INNER]), args.view)
+        count_inside(args.games, Path(os.environ[INNER]), args.view, args.floor)
         return 0
     if not installed():
         print("needs valgrind (apt-get install valgrind)", file=sys.stderr)
         return 2
-    names = VIEW_NAMES if args.view else NAMES
-    annotated, n = run_counted("benchmarks.http.count_parts",
-                               ["--games", str(args.games), *(["--view"] if args.view else [])], INNER,
-                               list(names.values()))
+    names = VIEW_NAMES if args.view else FLOOR_NAMES if args.floor else NAMES
+    flags = ["--view"] if args.view else ["--floor"] if args.floor else []
+    annotated, n = run_counted("benchmarks.http.count_parts", ["--games", str(args.games), *flags],
+                               INNER, list(names.values()))
     for name, function in names.items():
         try:
             count = inclusive(annotated, function) / n
         except RuntimeError:
             count = 0
-        print(f"  {name:34} {count / 1e3:8.1f} k instructions a move")
+        print(f"  {name:34} {count / 1e3:8.1f} k instructions {'a request' if args.floor else 'a move'}")
     return 0
 
 
