@@ -9,7 +9,7 @@ from pathlib import Path
 from flask import Flask
 
 from service.admission import Admission
-from service.engine import warm
+from service.engine import NATIVE, warm
 from service.observability import logs, metrics
 from service.referee.games import Games
 from service.referee.settings import Settings
@@ -55,6 +55,7 @@ def create_app(store: GameStore | None = None, settings: Settings | None = None)
     live.install(app, store, settings)  # the events stream, long-polls, the spectator page
     limits.install(app, settings)  # after the routes: it limits their view functions
     app.wsgi_app = TrustedProxies(Admission(app.wsgi_app), settings.trusted_proxies)  # type: ignore[method-assign]  # Flask's way to wrap it
+    metrics.ENGINE_PROCESSES.labels(native=NATIVE).set(1)
     warmed = warm.warm_up(settings.warm_up_games)
     if warmed:
         log.info("engine warmed up in %.2f s (%d game(s) per map)", warmed, settings.warm_up_games)

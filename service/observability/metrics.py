@@ -16,6 +16,7 @@ from prometheus_client import (
     REGISTRY,
     CollectorRegistry,
     Counter,
+    Gauge,
     Histogram,
     generate_latest,
     multiprocess,
@@ -44,6 +45,13 @@ def move_applied(map_id: str, move_type: str) -> Counter:
     return MOVES_APPLIED.labels(map=map_id, type=move_type)
 
 
+ENGINE_PROCESSES = Gauge(
+    "aos_engine_processes",
+    "The service's processes by how their engine runs the build listing (service/engine/native.py): "
+    "compiled, or as plain Python because the build is stale, off (AOS_NATIVE=off) or absent.",
+    ["native"],
+    multiprocess_mode="livesum",
+)
 ILLEGAL_MOVES = Counter(
     "aos_illegal_moves_total", "Moves rejected with 422, by rule code.", ["code"]
 )

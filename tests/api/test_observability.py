@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
+from pathlib import Path
 
 import pytest
 from prometheus_client import REGISTRY
 
+from service import engine
 from service.api import create_app
+from service.engine import native
 from service.observability import logs, metrics
 from service.referee.settings import Settings
 from service.store import CommitResult, MemoryStore, Outcome, RedisStore
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def sample(name: str, **labels: str) -> float:
@@ -43,8 +49,32 @@ def test_metrics_expose_every_documented_family(api) -> None:
         "aos_store_errors_total",
         "aos_store_retries_total",
         "aos_games_created_total",
+        "aos_engine_processes",
     ):
         assert f"# HELP {family} " in text, family
+
+
+def test_every_metric_family_is_in_the_deploy_guide(api) -> None:
+    # deploy/README.md's tables (section 8, the API's; section 13, the worker's) say what each
+    # family means and when to alert: one the service exposes and the guide does not name is
+    # a number nobody can read. The worker's families are registered by importing it.
+    import service.worker.main  # noqa: F401
+
+    guide = (ROOT / "deploy" / "README.md").read_text()
+    documented = set(re.findall(r"^\| `(aos_[a-z_]+)`", guide, re.MULTILINE))
+    documented |= {name.removesuffix("_total") for name in documented}
+    families = {family.name for family in REGISTRY.collect() if family.name.startswith("aos_")}
+    assert len(families) > 20  # the API's and the worker's, not an empty registry
+    assert sorted(families - documented) == []
+
+
+def test_the_process_says_how_its_engine_runs_the_build_listing(api) -> None:
+    # What the import found (native.guard), which the suite asserts is the compiled build
+    # (tests/engine/test_native.py); a pod of plain-Python processes shows in its label.
+    assert native.status() == engine.NATIVE
+    assert sample("aos_engine_processes", native=engine.NATIVE) == 1.0
+    assert sum(sample("aos_engine_processes", native=other)
+               for other in ("compiled", "stale", "off", "absent") if other != engine.NATIVE) == 0.0
 
 
 def test_requests_are_counted_by_url_rule_and_timed(api) -> None:

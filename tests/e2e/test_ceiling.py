@@ -70,6 +70,8 @@ def test_past_the_ceilings_a_stream_is_refused_at_once_and_a_freed_slot_is_taken
     assert gauge(metrics_url, "aos_event_streams_open") == STREAMS
     assert gauge(metrics_url, "aos_event_streams_ceiling") == STREAMS
     assert gauge(metrics_url, "aos_connections_ceiling") == CEILING
+    # And the worker runs the engine as built (scripts/bootstrap.sh built it for the suite).
+    assert gauge(metrics_url, 'aos_engine_processes{native="compiled"}') == 1
 
     # Past the streams' share of the connections: the app refuses the stream at once ...
     started = time.monotonic()
