@@ -138,8 +138,8 @@ def guard(engine: Path = ENGINE) -> str:
         sys.meta_path.insert(0, _Sources(engine, frozenset(MODULES).union(
             module_name(engine, path) for path in stray)))
         if stray:
-            log.warning("compiled modules left by a build of another version, not used: %s "
-                        "(build again to remove them: scripts/build_native.py)",
+            log.warning("compiled modules left by another version's build, not used: %s; running "
+                        "the sources (build again, which removes them: scripts/build_native.py)",
                         ", ".join(module_name(engine, path) for path in stray))
         elif found == "stale":
             log.warning("the engine's compiled modules were built from other sources: running the "
