@@ -23,8 +23,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
 from service import archive
+from service.engine import NATIVE
 from service.jobs.runner import Job, Runner
 from service.observability import logs
+from service.observability.metrics import ENGINE_PROCESSES
 from service.referee.games import Games
 from service.referee.settings import Settings
 from service.store import GameStore, store_from_env
@@ -172,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = WorkerSettings.from_env()
     games = Games(store, Settings.from_env())
     runner = make_runner(games, settings, consumer_name())
+    ENGINE_PROCESSES.labels(native=NATIVE).set(1)  # its searches list builds, as the API does
     port = settings.metrics_port if args.metrics_port is None else args.metrics_port
     server = serve_status(runner, settings.metrics_host, port) if port else None
     stop = threading.Event()

@@ -187,3 +187,5 @@ def test_a_hint_is_searched_by_a_real_worker_and_read_by_long_poll(api, start_wo
     assert 1 <= len(done["moves"]) <= 3 and all(m["visits"] >= 1 for m in done["moves"])
     assert {m["move"]["type"] for m in done["moves"]} == {"select_action"}
     assert worker.metric("aos_hints_total", outcome="done") == 1
+    # The worker's searches list builds with the engine as built (scripts/bootstrap.sh).
+    assert worker.metric("aos_engine_processes", native="compiled") == 1
