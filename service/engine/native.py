@@ -65,8 +65,7 @@ def files(engine: Path = ENGINE) -> list[Path]:
     """What a build puts beside the sources: an extension module of this interpreter for each
     of MODULES, and the group's library, which they load."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    library = engine.joinpath(*GROUP.split(".")[2:-1], GROUP.split(".")[-1] + "__mypyc" + suffix)
-    return [*(module_path(engine, name, suffix) for name in MODULES), library]
+    return [module_path(engine, name, suffix) for name in (*MODULES, GROUP + "__mypyc")]
 
 
 def strays(engine: Path = ENGINE) -> list[Path]:
@@ -97,16 +96,21 @@ def status(engine: Path = ENGINE) -> str:
     """"compiled" when a whole build of exactly these sources is there and nothing else (strays),
     "stale" when a build of others (or part of one, or a stray) is, "absent" when none is; "off"
     when AOS_NATIVE=off leaves a build unused."""
+    return _survey(engine)[0]
+
+
+def _survey(engine: Path) -> tuple[str, list[Path]]:
+    """status, and the strays it found."""
     present = [path.exists() for path in files(engine)]
     stray = strays(engine)
     if not any(present) and not stray:
-        return "absent"
+        return "absent", stray
     if os.environ.get(ENV, "").lower() == "off":
-        return "off"
+        return "off", stray
     stamp = engine / STAMP
     fresh = (all(present) and not stray and stamp.exists()
              and stamp.read_text().strip() == sources_digest(engine))
-    return "compiled" if fresh else "stale"
+    return "compiled" if fresh else "stale", stray
 
 
 class _Sources(importlib.abc.MetaPathFinder):
@@ -131,16 +135,15 @@ def guard(engine: Path = ENGINE) -> str:
     """Makes the compiled modules import as their sources unless they are a build of exactly
     these sources, and any stray extension module too; returns the status. Run before any of
     MODULES is imported (the engine package's __init__)."""
-    found = status(engine)
+    found, stray = _survey(engine)
     if found in ("stale", "off") and not any(
             isinstance(f, _Sources) and f.engine == engine for f in sys.meta_path):
-        stray = strays(engine)
-        sys.meta_path.insert(0, _Sources(engine, frozenset(MODULES).union(
-            module_name(engine, path) for path in stray)))
-        if stray:
+        stray_names = [module_name(engine, path) for path in stray]
+        sys.meta_path.insert(0, _Sources(engine, frozenset((*MODULES, *stray_names))))
+        if stray_names:
             log.warning("compiled modules left by another version's build, not used: %s; running "
                         "the sources (build again, which removes them: scripts/build_native.py)",
-                        ", ".join(module_name(engine, path) for path in stray))
+                        ", ".join(stray_names))
         elif found == "stale":
             log.warning("the engine's compiled modules were built from other sources: running the "
                         "sources (build again: scripts/build_native.py)")
