@@ -9,12 +9,16 @@ Read from Linux's /proc for the workers (the children of gunicorn's master), fro
 INFO for Redis, and from this process's reaped children (getrusage) for the load generator,
 whose processes run() forks and joins. Elsewhere than on Linux there is no /proc: `snapshot`
 returns None and the run prints no CPU.
+
+Redis's time is also read by command (`commands`, from INFO commandstats): which of a request's
+commands its Redis CPU went to, a script's own time and the commands it calls.
 """
 
 from __future__ import annotations
 
 import os
 import resource
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,3 +90,28 @@ def snapshot(master: int, store: redis.Redis) -> Cpu | None:
     load = resource.getrusage(resource.RUSAGE_CHILDREN)
     return Cpu(workers, float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
                load.ru_utime + load.ru_stime)
+
+
+# The snapshots' own: not any request's.
+_OWN_COMMANDS = frozenset({"info"})
+Commands = Mapping[str, tuple[int, int]]
+
+
+def commands(store: redis.Redis) -> dict[str, tuple[int, int]]:
+    """Redis's calls and microseconds so far, by command (INFO commandstats). A script's time
+    (`evalsha`) includes that of the commands it calls, which are counted under their own names
+    too."""
+    return {name.removeprefix("cmdstat_"): (int(stats["calls"]), int(stats["usec"]))
+            for name, stats in store.info("commandstats").items()}
+
+
+def command_split(before: Commands, after: Commands, requests: int) -> list[tuple[str, float, float]]:
+    """The commands Redis ran between two `commands` readings: (name, calls a request, µs a
+    request), the dearest first."""
+    split = []
+    for name, (calls, usec) in after.items():
+        calls_before, usec_before = before.get(name, (0, 0))
+        if calls > calls_before and name not in _OWN_COMMANDS:
+            per = max(requests, 1)
+            split.append((name, (calls - calls_before) / per, (usec - usec_before) / per))
+    return sorted(split, key=lambda row: -row[2])

@@ -1,8 +1,8 @@
 """HTTP load benchmark: GET view, GET legal-moves (mid-game build turn) and POST move, each as
 throughput and p50/p99 and as a ratio to the floor measured in the same run (a bare endpoint
 doing the same Redis read-modify-write of a state of the same size; see bench_app.py), and each
-one's CPU per request in the service's workers, in Redis and in the load generator (cpu.py):
-where a difference in throughput comes from.
+one's CPU per request in the service's workers, in Redis and in the load generator (cpu.py),
+and Redis's time by command: where a difference in throughput comes from.
 
 Then, over one connection, a client that plays whole games as a real one does: it asks each
 turn's legal moves once, right after the move that made the turn, then posts its move. Its
@@ -353,6 +353,7 @@ def main(argv: list[str] | None = None) -> int:
 
         results: list[Result] = []
         cpus: list[cpu.Cpu | None] = []  # each run's CPU by process (cpu.py), None without /proc
+        commands: list[list[tuple[str, float, float]]] = []  # each run's Redis time by command
         for name, factory in (
             ("floor (Redis RMW)", floor_plan),
             ("GET view", view_plan),
@@ -360,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
             ("POST move", move_plan),
             ("floor (Redis RMW)", floor_plan),
         ):
-            before = cpu.snapshot(api_proc.pid, r)
+            before, commands_before = cpu.snapshot(api_proc.pid, r), cpu.commands(r)
             result = run(
                 name,
                 HOST,
@@ -370,9 +371,10 @@ def main(argv: list[str] | None = None) -> int:
                 seconds=args.seconds,
                 processes=args.processes,
             )
-            after = cpu.snapshot(api_proc.pid, r)
+            after, commands_after = cpu.snapshot(api_proc.pid, r), cpu.commands(r)
             results.append(result)
             cpus.append(None if before is None or after is None else after - before)
+            commands.append(cpu.command_split(commands_before, commands_after, result.requests))
             print(
                 f"  {name:<20} {result.rps:8.0f} req/s  p50 {result.p50_ms:6.1f} ms  "
                 f"p99 {result.p99_ms:6.1f} ms  statuses {result.statuses}",
@@ -424,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{result.rps / floor:8.0%}"
         )
     print_cpu(results, cpus)
+    print_commands(results, commands)
     play = one["client play"]
     play.labelled.update(one["cold listings"].labelled)
     floor_one = (one["floor (Redis RMW)"].p50_ms + one["floor again"].p50_ms) / 2
@@ -480,6 +483,20 @@ def print_cpu(results: list[Result], cpus: list[cpu.Cpu | None]) -> None:
                        *((result.name, p) for result, p in zip(results[1:-1], per[1:-1], strict=True))):
         print(f"{name:<20} {each.workers:8.0f} {each.redis:6.0f} {each.load:6.0f} "
               f"{each.total:6.0f} {each.total / floor.total:8.2f}x")
+
+
+def print_commands(results: list[Result], commands: list[list[tuple[str, float, float]]],
+                   shown: int = 8) -> None:
+    """Each run's Redis time by command, µs a request (cpu.command_split), its dearest `shown`:
+    which of a request's commands its Redis CPU went to. A script's (evalsha) includes the
+    commands it calls, which are listed under their own names too."""
+    print("\nRedis's time by command, us a request (calls a request); a script's (evalsha) "
+          "includes the commands it calls, listed under their own names too:")
+    for result, split in zip(results, commands, strict=True):
+        # Not those of one request in a hundred or fewer: the script's load, health checks' PINGs.
+        each = [(name, calls, usec) for name, calls, usec in split if calls >= 0.01]
+        parts = ", ".join(f"{name} {usec:.1f} ({calls:.2g})" for name, calls, usec in each[:shown])
+        print(f"  {result.name:<20} {parts}")
 
 
 def access_by_tag(log: Path) -> dict[str, list[dict]]:

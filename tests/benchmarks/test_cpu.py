@@ -14,7 +14,7 @@ import redis
 
 from benchmarks.http import cpu
 from benchmarks.http.load import Result, run
-from benchmarks.http.run import print_cpu
+from benchmarks.http.run import print_commands, print_cpu
 
 pytestmark = pytest.mark.skipif(not cpu.PROC.joinpath("self", "stat").exists(), reason="needs Linux's /proc")
 
@@ -101,3 +101,38 @@ def test_the_table_puts_each_run_against_the_mean_of_the_two_floor_runs(
 def test_no_table_without_proc(capsys: pytest.CaptureFixture[str]) -> None:
     print_cpu([_result("floor", 1000), _result("floor", 1000)], [None, None])
     assert capsys.readouterr().out == ""
+
+
+def test_redis_time_by_command_is_each_command_s_difference_over_the_requests(redis_url: str) -> None:
+    store = redis.Redis.from_url(redis_url)
+    script = store.register_script("redis.call('SET', KEYS[1], ARGV[1]) return 1")
+    script(keys=["cpu-test:cmd"], args=[0])  # loaded, so that every call below is an EVALSHA
+    before = cpu.commands(store)
+    for n in range(100):
+        script(keys=["cpu-test:cmd"], args=[n])
+        store.get("cpu-test:cmd")
+    split = cpu.command_split(before, cpu.commands(store), requests=50)
+    by_name = {name: (calls, usec) for name, calls, usec in split}
+    # Two of each a request; the script's SET counted under its own name too; the readings'
+    # own INFO left out.
+    assert by_name["evalsha"][0] == by_name["get"][0] == by_name["set"][0] == 2
+    assert "info" not in by_name
+    assert by_name["evalsha"][1] >= by_name["set"][1] > 0  # the script's time holds its SET's
+    assert [usec for _, _, usec in split] == sorted((usec for _, _, usec in split), reverse=True)
+
+
+def test_a_command_not_run_between_the_readings_is_not_listed() -> None:
+    before = {"get": (10, 50), "evalsha": (5, 100)}
+    after = {"get": (10, 50), "evalsha": (9, 300), "xadd": (2, 8)}
+    assert cpu.command_split(before, after, requests=2) == [("evalsha", 2.0, 100.0), ("xadd", 1.0, 4.0)]
+
+
+def test_the_command_table_names_each_run_with_its_dearest_commands(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    results = [_result("floor", 1000), _result("POST move", 500)]
+    print_commands(results, [[("evalsha", 1.0, 25.0), ("script|load", 0.001, 0.1), ("hmget", 1.0, 1.8)],
+                             [("evalsha", 1.0, 59.0), ("xadd", 1.0, 4.5), ("hmget", 2.0, 2.2)]],
+                   shown=2)
+    lines = capsys.readouterr().out.splitlines()
+    assert "  floor                evalsha 25.0 (1), hmget 1.8 (1)" in lines
+    assert "  POST move            evalsha 59.0 (1), xadd 4.5 (1)" in lines
