@@ -108,10 +108,9 @@ def commands(store: redis.Redis) -> dict[str, tuple[int, int]]:
 def command_split(before: Commands, after: Commands, requests: int) -> list[tuple[str, float, float]]:
     """The commands Redis ran between two `commands` readings: (name, calls a request, µs a
     request), the dearest first."""
-    split = []
+    split, per = [], max(requests, 1)
     for name, (calls, usec) in after.items():
         calls_before, usec_before = before.get(name, (0, 0))
         if calls > calls_before and name not in _OWN_COMMANDS:
-            per = max(requests, 1)
             split.append((name, (calls - calls_before) / per, (usec - usec_before) / per))
     return sorted(split, key=lambda row: -row[2])

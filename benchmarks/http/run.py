@@ -493,7 +493,7 @@ def print_commands(results: list[Result], commands: list[list[tuple[str, float, 
     print("\nRedis's time by command, us a request (calls a request); a script's (evalsha) "
           "includes the commands it calls, listed under their own names too:")
     for result, split in zip(results, commands, strict=True):
-        # Not those of one request in a hundred or fewer: the script's load, health checks' PINGs.
+        # Not those called for fewer than one request in a hundred: the script's load, PINGs.
         each = [(name, calls, usec) for name, calls, usec in split if calls >= 0.01]
         parts = ", ".join(f"{name} {usec:.1f} ({calls:.2g})" for name, calls, usec in each[:shown])
         print(f"  {result.name:<20} {parts}")
